@@ -1,0 +1,192 @@
+/*
+ * elfhook.h — rebind symbols in the GOT of loaded ELF images: fishhook for Linux.
+ *
+ * A call from an ELF image to a function in another image goes through a pointer in the caller's
+ * Global Offset Table: an R_*_JUMP_SLOT slot (PLT calls, the counterpart of Mach-O's lazy symbol
+ * pointers) or an R_*_GLOB_DAT slot (address-taken and -fno-plt calls, the counterpart of non-lazy
+ * pointers). Rebinding a symbol writes a new function into those slots and hands back the function
+ * they held, so the replacement can call through.
+ *
+ * The first part of this header is fishhook's API with fishhook's meaning. The second part is what
+ * fishhook lacks: undo, image filters, enumeration, status codes and per-thread error text.
+ *
+ * Thread safety: every function here may be called from any thread. Rebinding, undo and the
+ * absorption of images loaded later share one lock; slot writes are atomic pointer stores, so a
+ * concurrent caller always reaches either the old or the new function.
+ */
+#ifndef ELFHOOK_H
+#define ELFHOOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ELFHOOK_EXPORT __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------------------------------------
+ * fishhook-compatible API
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * One symbol to rebind: every GOT slot bound to `name` is pointed at `replacement`. When `replaced`
+ * is not NULL it receives the function the slots held before — the real implementation, or an
+ * earlier rebinding of the same name (rebindings chain). It is never a lazy-binding PLT stub.
+ */
+struct rebinding {
+  const char *name;
+  void *replacement;
+  void **replaced;
+};
+
+/*
+ * Rebinds the given symbols in every loaded image, and in every image loaded later (including the
+ * dependencies a dlopen pulls in). Later calls take precedence over earlier ones for the same name.
+ * The engine's own shared object, the dynamic linker and the vDSO are never patched.
+ * Returns 0 (ELFHOOK_OK) on success, or a negative elfhook_status; elfhook_last_error() says why.
+ * Images that cannot be parsed are skipped without failing the call.
+ */
+ELFHOOK_EXPORT int rebind_symbols(struct rebinding rebindings[], size_t rebindings_nel);
+
+/*
+ * Rebinds the given symbols in one image only: `header` is its ELF header in memory and `slide`
+ * its load bias (dl_phdr_info.dlpi_addr). Images loaded later are not affected.
+ * Returns 0 or a negative elfhook_status (ELFHOOK_ERR_IMAGE_NOT_FOUND when no loaded image matches).
+ */
+ELFHOOK_EXPORT int rebind_symbols_image(void *header, intptr_t slide,
+                                        struct rebinding rebindings[], size_t rebindings_nel);
+
+/* ---------------------------------------------------------------------------------------------
+ * Beyond fishhook
+ * ------------------------------------------------------------------------------------------- */
+
+/* What a call returns: 0 on success, one of these negative values when it failed. */
+typedef enum elfhook_status {
+  ELFHOOK_OK = 0,
+  ELFHOOK_ERR_INVALID_ARGUMENT = -1, /* NULL array, NULL name or replacement, unknown flag */
+  ELFHOOK_ERR_NO_MEMORY = -2,        /* malloc failed */
+  ELFHOOK_ERR_IMAGE_NOT_FOUND = -3,  /* no loaded image has this header and load bias */
+  ELFHOOK_ERR_MALFORMED_IMAGE = -4,  /* the image's dynamic section is inconsistent */
+  ELFHOOK_ERR_PROTECTION = -5,       /* mprotect of a RELRO page failed */
+  ELFHOOK_ERR_UNRESOLVED = -6,       /* the original of a lazy slot could not be resolved */
+  ELFHOOK_ERR_UNKNOWN_HANDLE = -7,   /* the handle was already removed */
+} elfhook_status;
+
+/* A readable name for a status: "ELFHOOK_ERR_PROTECTION". Never NULL. */
+ELFHOOK_EXPORT const char *elfhook_status_name(int status);
+
+/*
+ * The text of the last failure on the calling thread: names the symbol, image, ELF tag or errno that
+ * failed ("mprotect(0x7f…, 4096, RW) for 'connect' in /usr/lib/…/libcurl.so.4: Permission denied").
+ * Also says which images were skipped as malformed. Empty when the thread's last call succeeded.
+ */
+ELFHOOK_EXPORT const char *elfhook_last_error(void);
+
+/* A loaded image, as the engine sees it. Valid during the callback that receives it. */
+typedef struct elfhook_image {
+  const char *path;     /* absolute path; the main program's path is resolved from /proc/self/exe */
+  uintptr_t load_bias;  /* dl_phdr_info.dlpi_addr */
+  const void *header;   /* the ELF header in memory */
+  int is_main_program;  /* the executable the process started with */
+  int is_engine;        /* the image that contains this engine */
+} elfhook_image;
+
+/* Relocation kinds of an import slot, independent of the architecture's numbering. */
+typedef enum elfhook_slot_kind {
+  ELFHOOK_SLOT_JUMP_SLOT = 1, /* R_X86_64_JUMP_SLOT, R_AARCH64_JUMP_SLOT: PLT calls */
+  ELFHOOK_SLOT_GLOB_DAT = 2,  /* R_X86_64_GLOB_DAT, R_AARCH64_GLOB_DAT: GOT loads, -fno-plt */
+  ELFHOOK_SLOT_ABS64 = 3,     /* R_X86_64_64, R_AARCH64_ABS64 with addend 0: pointers in data */
+} elfhook_slot_kind;
+
+/* One import slot of a loaded image. */
+typedef struct elfhook_slot {
+  const char *symbol;      /* the symbol name */
+  const char *version;     /* "GLIBC_2.2.5", or NULL when unversioned */
+  elfhook_slot_kind kind;
+  unsigned relocation_type; /* the architecture's number: R_X86_64_JUMP_SLOT is 7 */
+  void **address;           /* where the pointer lives */
+  void *value;              /* what it points at now */
+  int in_relro;             /* inside PT_GNU_RELRO: read-only after start-up, mprotect to write */
+} elfhook_slot;
+
+/* Return nonzero from a visitor to stop the enumeration. */
+typedef int (*elfhook_image_visitor)(const elfhook_image *image, void *context);
+typedef int (*elfhook_slot_visitor)(const elfhook_image *image, const elfhook_slot *slot,
+                                    void *context);
+
+/*
+ * Calls `visitor` for every loaded image in link-map order. Visitors must not call back into the
+ * engine's rebinding functions. Returns 0 or a negative elfhook_status.
+ */
+ELFHOOK_EXPORT int elfhook_enumerate_images(elfhook_image_visitor visitor, void *context);
+
+/*
+ * Calls `visitor` for every import slot (JUMP_SLOT, GLOB_DAT, and ABS64 data pointers to
+ * functions) of the image whose load bias is `load_bias`. Returns ELFHOOK_ERR_IMAGE_NOT_FOUND when
+ * no image has that bias, ELFHOOK_ERR_MALFORMED_IMAGE when it could not be parsed.
+ */
+ELFHOOK_EXPORT int elfhook_enumerate_slots(uintptr_t load_bias, elfhook_slot_visitor visitor,
+                                           void *context);
+
+/* Decides whether an image is patched: return nonzero to patch it. */
+typedef int (*elfhook_image_filter)(const elfhook_image *image, void *context);
+
+enum {
+  /* Patch only the images loaded now; not the ones loaded later. */
+  ELFHOOK_CURRENT_IMAGES_ONLY = 1u << 0,
+};
+
+/*
+ * Which images a rebinding applies to. Patterns are fnmatch(3) patterns matched against both the
+ * image's full path and its file name ("libssl.so*", "/usr/lib/*"). A NULL list means no
+ * restriction. The filter function, when set, is asked last.
+ */
+typedef struct elfhook_options {
+  const char *const *only_images;   /* NULL-terminated; patch only images matching one of these */
+  const char *const *except_images; /* NULL-terminated; never patch images matching these */
+  elfhook_image_filter filter;
+  void *filter_context;
+  unsigned flags;                   /* ELFHOOK_CURRENT_IMAGES_ONLY */
+} elfhook_options;
+
+/* A set of rebindings that can be removed as one. */
+typedef struct elfhook_handle elfhook_handle;
+
+/*
+ * Like rebind_symbols, with options (NULL: all images, now and later) and a handle to undo it.
+ * `handle` may be NULL when the rebinding is permanent. The rebinding array is copied; the names
+ * and the `replaced` pointers must stay valid until the handle is removed.
+ */
+ELFHOOK_EXPORT int elfhook_rebind(const struct rebinding *rebindings, size_t count,
+                                  const elfhook_options *options, elfhook_handle **handle);
+
+/* Like rebind_symbols_image, with a handle to undo it. */
+ELFHOOK_EXPORT int elfhook_rebind_image(const void *header, intptr_t slide,
+                                        const struct rebinding *rebindings, size_t count,
+                                        elfhook_handle **handle);
+
+/*
+ * Undoes one rebinding set and frees its handle. Slots it still owns get back the function they
+ * held before it; where a later rebinding sits on top, the chain is mended instead: the later
+ * rebinding's `replaced` now receives this one's original, so every remaining hook stays in the
+ * chain in any order of removal.
+ */
+ELFHOOK_EXPORT int elfhook_unbind(elfhook_handle *handle);
+
+/* Counters for tests and benchmarks. */
+typedef struct elfhook_statistics {
+  uint64_t images_parsed;  /* dynamic sections parsed: each image once in its lifetime */
+  uint64_t images_skipped; /* images that could not be parsed */
+  uint64_t slots_written;  /* GOT stores made */
+  uint64_t dlopen_absorbed;/* dlopen calls after which new images were patched */
+} elfhook_statistics;
+
+ELFHOOK_EXPORT void elfhook_get_statistics(elfhook_statistics *statistics);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ELFHOOK_H */

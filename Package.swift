@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "elfhook",
+  products: [
+    // The rebinding engine as a C library: `cc prog.c -lCElfHook`.
+    .library(name: "CElfHook", type: .dynamic, targets: ["CElfHook"]),
+    // Swift API over the engine, and `ElfFile`, the on-disk reader built on libelf.
+    .library(name: "ElfHook", targets: ["ElfHook"]),
+    // The command line: `elfhook inspect`, …
+    .executable(name: "elfhook", targets: ["elfhook"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+  ],
+  targets: [
+    .target(
+      name: "CElfHook",
+      path: "CShims/CElfHook",
+      cSettings: [.define("_GNU_SOURCE")],
+      linkerSettings: [.linkedLibrary("dl")]
+    ),
+    .systemLibrary(
+      name: "CLibElf",
+      path: "CShims/CLibElf",
+      pkgConfig: "libelf",
+      providers: [.apt(["libelf-dev"])]
+    ),
+    .target(name: "ElfHook", dependencies: ["CElfHook", "CLibElf"]),
+    .target(
+      name: "ElfHookCLI",
+      dependencies: ["ElfHook", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
+    .testTarget(name: "ElfHookTests", dependencies: ["ElfHook"]),
+  ]
+)
