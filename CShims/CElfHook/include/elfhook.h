@@ -140,7 +140,7 @@ enum {
 
 /*
  * Which images a rebinding applies to. Patterns are fnmatch(3) patterns matched against both the
- * image's full path and its file name ("libssl.so*", "/usr/lib/*"). A NULL list means no
+ * image's full path and its file name ("libssl.so*", "/usr/lib/x86_64-linux-gnu/…"). A NULL list means no
  * restriction. The filter function, when set, is asked last.
  */
 typedef struct elfhook_options {

@@ -1,0 +1,132 @@
+/* Internal declarations shared by the engine's source files. Everything here is hidden. */
+#ifndef ELFHOOK_ENGINE_PRIVATE_H
+#define ELFHOOK_ENGINE_PRIVATE_H
+
+#include "elfhook.h"
+
+#include <link.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+#pragma GCC visibility push(hidden)
+
+/* ---- errors.c: per-thread error text ---------------------------------------------------------- */
+
+/* Formats the thread's error text and returns `status`: `return elfhook_set_error(ELFHOOK_ERR_…, …)`. */
+int elfhook_set_error(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Appends to the thread's error text (reports skipped images without failing the call). */
+void elfhook_append_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void elfhook_clear_error(void);
+
+/* ---- image.c: one loaded image and its import slots, parsed from PT_DYNAMIC once ---------------- */
+
+typedef struct eh_slot {
+  void **address;
+  uint32_t symbol_index;
+  uint32_t name_hash;
+  const char *name;
+  const char *version;
+  elfhook_slot_kind kind;
+  uint32_t relocation_type;
+  bool in_relro;
+} eh_slot;
+
+typedef struct eh_range {
+  uintptr_t start, end; /* [start, end) */
+} eh_range;
+
+#define EH_MAX_LOAD_SEGMENTS 16
+
+typedef struct eh_image {
+  char *path;
+  uintptr_t load_bias;
+  const ElfW(Phdr) *phdr;
+  ElfW(Half) phnum;
+  const void *header;
+  bool is_main_program, is_engine, is_vdso, is_dynamic_linker;
+  bool parsed_ok;        /* false: skipped as malformed; `slots` is empty */
+  bool seen;             /* mark for the registry's sweep */
+  eh_range loads[EH_MAX_LOAD_SEGMENTS];
+  bool load_writable[EH_MAX_LOAD_SEGMENTS]; /* PF_W: the loader left it read-write */
+  int load_count;
+  eh_range relro;        /* empty when there is no PT_GNU_RELRO */
+  eh_slot *slots;
+  size_t slot_count;
+  /* Non-PIE executables only: symbols that are undefined but have a value are canonical PLT
+   * entries; other images' slots may point there, and that is not a real function. */
+  bool has_canonical_plt;
+  const ElfW(Sym) *symtab;
+  uint32_t symbol_count;
+  const char *strtab;
+} eh_image;
+
+/* Builds the image from a dl_iterate_phdr record. Returns NULL only when out of memory; a malformed
+ * image comes back with parsed_ok false and the reason appended to the thread's error text. */
+eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_address);
+void eh_image_destroy(eh_image *image);
+bool eh_image_contains(const eh_image *image, uintptr_t address);
+/* True when `address` is a canonical PLT entry of this (non-PIE) executable. */
+bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address);
+uint32_t eh_hash_name(const char *name);
+void eh_image_public_view(const eh_image *image, elfhook_image *view);
+
+/* ---- registry.c: the images loaded now, synced with dl_iterate_phdr ---------------------------- */
+
+typedef struct eh_registry {
+  eh_image **images;
+  size_t count, capacity;
+  unsigned long long adds, subs; /* glibc's dlpi_adds / dlpi_subs at the last sync */
+  bool synced_once;
+} eh_registry;
+
+/* Brings the registry up to date; new images are parsed, vanished ones dropped (their slots are
+ * forgotten by the hook sets via eh_forget_range). Returns the number of new images; their
+ * pointers are in `fresh` (malloc'd, caller frees) when `fresh` is not NULL. Negative on ENOMEM. */
+long eh_registry_sync(eh_registry *registry, eh_image ***fresh);
+eh_image *eh_registry_find_bias(eh_registry *registry, uintptr_t load_bias);
+eh_image *eh_registry_find_address(eh_registry *registry, uintptr_t address);
+/* Called by the registry when an image vanished, before it is freed. */
+void eh_forget_image(const eh_image *image);
+
+/* ---- slot_write.c: atomic stores into GOT slots, through RELRO ---------------------------------- */
+
+/* The page protections of the process, read from /proc/self/maps at most once per batch of writes
+ * and only when a write meets a page the loader left read-only. */
+typedef struct eh_protection_map {
+  struct eh_mapping { uintptr_t start, end; int protection; } *mappings;
+  size_t count;
+  bool loaded;
+} eh_protection_map;
+
+/* Stores `value` in `slot` of `image` with one atomic pointer store: directly when the loader left
+ * the page writable, otherwise making the page writable and restoring its exact prior protection. */
+int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, void *value,
+                  const char *symbol);
+void eh_protection_map_free(eh_protection_map *map);
+
+/* ---- original.c: what a slot really calls --------------------------------------------------------- */
+
+/* The function a call through `slot` reaches, never a lazy-binding stub or canonical PLT entry.
+ * NULL (with error text) when it cannot be resolved. */
+void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh_slot *slot,
+                          void *value);
+
+/* ---- rebind.c / dlopen_hook.c: images loaded later ---------------------------------------------- */
+
+/* The real dlopen: dlopen itself until the engine's own dlopen hook is installed, then the
+ * original that hook replaced. The engine never calls dlopen through its own image's GOT. */
+extern void *(*eh_real_dlopen)(const char *, int);
+/* True when `value` is the replacement of a live rebinding (a chain link, always callable). */
+bool eh_is_hook_replacement(void *value);
+/* Patches images that appeared since the last look (called after every hooked dlopen). */
+void eh_absorb_new_images(void);
+/* Whether glibc's load counters moved since the engine last looked: a cheap hint, no lock. */
+bool eh_images_changed(void);
+
+/* ---- lock.c ---------------------------------------------------------------------------------------- */
+void eh_lock(void);
+void eh_unlock(void);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,341 @@
+/* One loaded image: its load segments, RELRO range and import slots, parsed once from PT_DYNAMIC.
+ *
+ * The counterpart of fishhook's walk over __la_symbol_ptr / __nl_symbol_ptr: relocation →
+ * DT_SYMTAB → DT_STRTAB. Every pointer taken from the dynamic section is checked against the
+ * image's own load segments before it is read, so an inconsistent image is reported and skipped,
+ * never crashed on. */
+#include "engine_private.h"
+
+#include <elf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define EH_R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define EH_R_GLOB_DAT R_X86_64_GLOB_DAT
+#define EH_R_ABS64 R_X86_64_64
+#elif defined(__aarch64__)
+#define EH_R_JUMP_SLOT R_AARCH64_JUMP_SLOT
+#define EH_R_GLOB_DAT R_AARCH64_GLOB_DAT
+#define EH_R_ABS64 R_AARCH64_ABS64
+#else
+#error "elfhook supports x86_64 and aarch64"
+#endif
+
+/* What PT_DYNAMIC tells us, with pointers already made absolute. */
+typedef struct dynamic_info {
+  const ElfW(Sym) *symtab;
+  const char *strtab;
+  size_t strsz;
+  const ElfW(Rela) *jmprel;
+  size_t pltrelsz;
+  ElfW(Sxword) pltrel;
+  const ElfW(Rela) *rela;
+  size_t relasz;
+  const ElfW(Half) *versym;
+  const ElfW(Verneed) *verneed;
+  size_t verneednum;
+  const ElfW(Verdef) *verdef;
+  size_t verdefnum;
+  const uint32_t *sysv_hash;
+  const uint32_t *gnu_hash;
+} dynamic_info;
+
+uint32_t eh_hash_name(const char *name) {
+  uint32_t hash = 2166136261u; /* FNV-1a */
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) hash = (hash ^ *c) * 16777619u;
+  return hash;
+}
+
+bool eh_image_contains(const eh_image *image, uintptr_t address) {
+  for (int i = 0; i < image->load_count; i++)
+    if (address >= image->loads[i].start && address < image->loads[i].end) return true;
+  return false;
+}
+
+/* True when [address, address + size) lies inside one load segment. */
+static bool contains_span(const eh_image *image, const void *address, size_t size) {
+  uintptr_t start = (uintptr_t)address;
+  if (start + size < start) return false;
+  for (int i = 0; i < image->load_count; i++)
+    if (start >= image->loads[i].start && start + size <= image->loads[i].end) return true;
+  return false;
+}
+
+static const char *describe(const eh_image *image) {
+  return image->path[0] ? image->path : "(unnamed image)";
+}
+
+static bool malformed(eh_image *image, const char *what) {
+  elfhook_append_error("skipped %s: %s", describe(image), what);
+  image->parsed_ok = false;
+  return false;
+}
+
+static char *image_path(const struct dl_phdr_info *info, bool is_main_program) {
+  if (is_main_program) {
+    char buffer[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+    if (length > 0) {
+      buffer[length] = '\0';
+      return strdup(buffer);
+    }
+  }
+  return strdup(info->dlpi_name ? info->dlpi_name : "");
+}
+
+/* Segments, RELRO and the ELF header, from the program headers. */
+static void read_program_headers(eh_image *image) {
+  uintptr_t lowest_offset_zero = UINTPTR_MAX;
+  for (ElfW(Half) i = 0; i < image->phnum; i++) {
+    const ElfW(Phdr) *ph = &image->phdr[i];
+    uintptr_t start = image->load_bias + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && image->load_count < EH_MAX_LOAD_SEGMENTS) {
+      image->load_writable[image->load_count] = (ph->p_flags & PF_W) != 0;
+      image->loads[image->load_count++] = (eh_range){start, start + ph->p_memsz};
+      if (ph->p_offset == 0 && start < lowest_offset_zero) lowest_offset_zero = start;
+    } else if (ph->p_type == PT_GNU_RELRO) {
+      image->relro = (eh_range){start, start + ph->p_memsz};
+    }
+  }
+  image->header = lowest_offset_zero == UINTPTR_MAX ? NULL : (const void *)lowest_offset_zero;
+}
+
+/* glibc relocates d_ptr values in place; the vDSO's (and musl's) stay relative. */
+static uintptr_t absolute(const eh_image *image, ElfW(Addr) value) {
+  return value < image->load_bias ? value + image->load_bias : value;
+}
+
+static bool read_dynamic(eh_image *image, dynamic_info *info) {
+  const ElfW(Dyn) *dynamic = NULL;
+  size_t capacity = 0;
+  for (ElfW(Half) i = 0; i < image->phnum; i++) {
+    if (image->phdr[i].p_type == PT_DYNAMIC) {
+      dynamic = (const ElfW(Dyn) *)(image->load_bias + image->phdr[i].p_vaddr);
+      capacity = image->phdr[i].p_memsz / sizeof(ElfW(Dyn));
+    }
+  }
+  if (dynamic == NULL) return false; /* static images import nothing: not an error */
+  if (!contains_span(image, dynamic, capacity * sizeof *dynamic))
+    return malformed(image, "PT_DYNAMIC lies outside the load segments");
+
+  for (size_t i = 0; i < capacity && dynamic[i].d_tag != DT_NULL; i++) {
+    ElfW(Addr) value = dynamic[i].d_un.d_ptr;
+    switch (dynamic[i].d_tag) {
+    case DT_SYMTAB: info->symtab = (const ElfW(Sym) *)absolute(image, value); break;
+    case DT_STRTAB: info->strtab = (const char *)absolute(image, value); break;
+    case DT_STRSZ: info->strsz = dynamic[i].d_un.d_val; break;
+    case DT_JMPREL: info->jmprel = (const ElfW(Rela) *)absolute(image, value); break;
+    case DT_PLTRELSZ: info->pltrelsz = dynamic[i].d_un.d_val; break;
+    case DT_PLTREL: info->pltrel = dynamic[i].d_un.d_val; break;
+    case DT_RELA: info->rela = (const ElfW(Rela) *)absolute(image, value); break;
+    case DT_RELASZ: info->relasz = dynamic[i].d_un.d_val; break;
+    case DT_VERSYM: info->versym = (const ElfW(Half) *)absolute(image, value); break;
+    case DT_VERNEED: info->verneed = (const ElfW(Verneed) *)absolute(image, value); break;
+    case DT_VERNEEDNUM: info->verneednum = dynamic[i].d_un.d_val; break;
+    case DT_VERDEF: info->verdef = (const ElfW(Verdef) *)absolute(image, value); break;
+    case DT_VERDEFNUM: info->verdefnum = dynamic[i].d_un.d_val; break;
+    case DT_HASH: info->sysv_hash = (const uint32_t *)absolute(image, value); break;
+    case DT_GNU_HASH: info->gnu_hash = (const uint32_t *)absolute(image, value); break;
+    default: break;
+    }
+  }
+  return true;
+}
+
+/* The number of dynamic symbols: DT_HASH says it; DT_GNU_HASH needs a walk of its chains. */
+static bool count_symbols(eh_image *image, const dynamic_info *info, uint32_t *count) {
+  if (info->sysv_hash) {
+    if (!contains_span(image, info->sysv_hash, 2 * sizeof(uint32_t)))
+      return malformed(image, "DT_HASH lies outside the load segments");
+    *count = info->sysv_hash[1];
+    return true;
+  }
+  if (!info->gnu_hash) return malformed(image, "neither DT_HASH nor DT_GNU_HASH");
+  const uint32_t *table = info->gnu_hash;
+  if (!contains_span(image, table, 4 * sizeof(uint32_t)))
+    return malformed(image, "DT_GNU_HASH lies outside the load segments");
+  uint32_t bucket_count = table[0], symbol_offset = table[1], bloom_words = table[2];
+  const uint32_t *buckets = (const uint32_t *)((const char *)(table + 4) + bloom_words * sizeof(ElfW(Addr)));
+  if (!contains_span(image, buckets, (size_t)bucket_count * sizeof(uint32_t)))
+    return malformed(image, "DT_GNU_HASH buckets lie outside the load segments");
+  uint32_t last = 0;
+  for (uint32_t b = 0; b < bucket_count; b++)
+    if (buckets[b] > last) last = buckets[b];
+  if (last < symbol_offset) {
+    *count = symbol_offset;
+    return true;
+  }
+  const uint32_t *chains = buckets + bucket_count;
+  for (;;) {
+    const uint32_t *entry = &chains[last - symbol_offset];
+    if (!contains_span(image, entry, sizeof *entry))
+      return malformed(image, "DT_GNU_HASH chain runs outside the load segments");
+    if (*entry & 1u) break;
+    last++;
+  }
+  *count = last + 1;
+  return true;
+}
+
+/* Version name of symbol `index`, from DT_VERSYM and DT_VERNEED / DT_VERDEF; NULL when none. */
+static const char *symbol_version(const eh_image *image, const dynamic_info *info, uint32_t index) {
+  if (!info->versym || !contains_span(image, &info->versym[index], sizeof(ElfW(Half)))) return NULL;
+  ElfW(Half) wanted = info->versym[index] & 0x7fff;
+  if (wanted <= 1) return NULL; /* local or global base version */
+  const char *need = (const char *)info->verneed;
+  for (size_t n = 0; need && n < info->verneednum; n++) {
+    const ElfW(Verneed) *entry = (const ElfW(Verneed) *)need;
+    if (!contains_span(image, entry, sizeof *entry)) return NULL;
+    const char *aux = need + entry->vn_aux;
+    for (ElfW(Half) a = 0; a < entry->vn_cnt; a++) {
+      const ElfW(Vernaux) *vernaux = (const ElfW(Vernaux) *)aux;
+      if (!contains_span(image, vernaux, sizeof *vernaux)) return NULL;
+      if (vernaux->vna_other == wanted)
+        return vernaux->vna_name < info->strsz ? info->strtab + vernaux->vna_name : NULL;
+      if (vernaux->vna_next == 0) break;
+      aux += vernaux->vna_next;
+    }
+    if (entry->vn_next == 0) break;
+    need += entry->vn_next;
+  }
+  const char *def = (const char *)info->verdef;
+  for (size_t n = 0; def && n < info->verdefnum; n++) {
+    const ElfW(Verdef) *entry = (const ElfW(Verdef) *)def;
+    if (!contains_span(image, entry, sizeof *entry)) return NULL;
+    if (entry->vd_ndx == wanted && entry->vd_cnt > 0) {
+      const ElfW(Verdaux) *verdaux = (const ElfW(Verdaux) *)(def + entry->vd_aux);
+      if (!contains_span(image, verdaux, sizeof *verdaux)) return NULL;
+      return verdaux->vda_name < info->strsz ? info->strtab + verdaux->vda_name : NULL;
+    }
+    if (entry->vd_next == 0) break;
+    def += entry->vd_next;
+  }
+  return NULL;
+}
+
+static int slot_kind(uint32_t type) {
+  switch (type) {
+  case EH_R_JUMP_SLOT: return ELFHOOK_SLOT_JUMP_SLOT;
+  case EH_R_GLOB_DAT: return ELFHOOK_SLOT_GLOB_DAT;
+  case EH_R_ABS64: return ELFHOOK_SLOT_ABS64;
+  default: return 0;
+  }
+}
+
+/* Appends the import slots among `count` relocations at `table`, skipping entries that lie inside
+ * `skip` (DT_RELA may cover DT_JMPREL: each relocation is read once). */
+static bool add_slots(eh_image *image, const dynamic_info *info, const ElfW(Rela) *table,
+                      size_t count, eh_range skip) {
+  if (count && !contains_span(image, table, count * sizeof *table))
+    return malformed(image, "a relocation table lies outside the load segments");
+  for (size_t i = 0; i < count; i++) {
+    const ElfW(Rela) *relocation = &table[i];
+    if ((uintptr_t)relocation >= skip.start && (uintptr_t)relocation < skip.end) continue;
+    uint32_t type = ELF64_R_TYPE(relocation->r_info);
+    uint32_t index = ELF64_R_SYM(relocation->r_info);
+    int kind = slot_kind(type);
+    if (kind == 0 || index == 0) continue;
+    if (index >= image->symbol_count) return malformed(image, "relocation names a symbol past the symbol table");
+    const ElfW(Sym) *symbol = &info->symtab[index];
+    if (kind == ELFHOOK_SLOT_ABS64) {
+      unsigned symbol_type = ELF64_ST_TYPE(symbol->st_info);
+      if (relocation->r_addend != 0 || (symbol_type != STT_FUNC && symbol_type != STT_GNU_IFUNC)) continue;
+    }
+    if (symbol->st_name >= info->strsz) return malformed(image, "symbol name lies past DT_STRSZ");
+    void **address = (void **)(image->load_bias + relocation->r_offset);
+    if (!contains_span(image, address, sizeof *address) || ((uintptr_t)address % sizeof(void *)) != 0)
+      return malformed(image, "relocation target lies outside the load segments");
+    eh_slot *slot = &image->slots[image->slot_count++];
+    slot->address = address;
+    slot->symbol_index = index;
+    slot->name = info->strtab + symbol->st_name;
+    slot->name_hash = eh_hash_name(slot->name);
+    slot->version = symbol_version(image, info, index);
+    slot->kind = (elfhook_slot_kind)kind;
+    slot->relocation_type = type;
+    slot->in_relro = (uintptr_t)address >= image->relro.start && (uintptr_t)address < image->relro.end;
+  }
+  return true;
+}
+
+static bool parse_slots(eh_image *image) {
+  dynamic_info info = {0};
+  if (!read_dynamic(image, &info)) return image->parsed_ok;
+  if (!info.symtab || !info.strtab) return true; /* nothing imported */
+  if (!contains_span(image, info.strtab, info.strsz))
+    return malformed(image, "DT_STRTAB/DT_STRSZ lie outside the load segments");
+  if (info.jmprel && info.pltrel != DT_RELA) return malformed(image, "DT_PLTREL is not DT_RELA");
+  if (!count_symbols(image, &info, &image->symbol_count)) return false;
+  if (image->symbol_count && !contains_span(image, info.symtab, image->symbol_count * sizeof(ElfW(Sym))))
+    return malformed(image, "DT_SYMTAB lies outside the load segments");
+  image->symtab = info.symtab;
+  image->strtab = info.strtab;
+
+  size_t jump_count = info.jmprel ? info.pltrelsz / sizeof(ElfW(Rela)) : 0;
+  size_t rela_count = info.rela ? info.relasz / sizeof(ElfW(Rela)) : 0;
+  image->slots = calloc(jump_count + rela_count + 1, sizeof *image->slots);
+  if (!image->slots) return malformed(image, "out of memory for its slot table");
+  eh_range jump_table = {(uintptr_t)info.jmprel, (uintptr_t)info.jmprel + info.pltrelsz};
+  if (!add_slots(image, &info, info.jmprel, jump_count, (eh_range){0, 0})) return false;
+  if (!add_slots(image, &info, info.rela, rela_count, jump_table)) return false;
+
+  if (image->is_main_program && ((const ElfW(Ehdr) *)image->header)->e_type == ET_EXEC) {
+    for (uint32_t i = 1; i < image->symbol_count && !image->has_canonical_plt; i++)
+      image->has_canonical_plt = info.symtab[i].st_shndx == SHN_UNDEF && info.symtab[i].st_value != 0;
+  }
+  return true;
+}
+
+bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address) {
+  if (!image->has_canonical_plt || !eh_image_contains(image, address)) return false;
+  for (uint32_t i = 1; i < image->symbol_count; i++) {
+    const ElfW(Sym) *symbol = &image->symtab[i];
+    if (symbol->st_shndx == SHN_UNDEF && symbol->st_value != 0 &&
+        image->load_bias + symbol->st_value == address)
+      return true;
+  }
+  return false;
+}
+
+eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_address) {
+  eh_image *image = calloc(1, sizeof *image);
+  if (!image) return NULL;
+  image->load_bias = info->dlpi_addr;
+  image->phdr = info->dlpi_phdr;
+  image->phnum = info->dlpi_phnum;
+  image->is_main_program = (uintptr_t)info->dlpi_phdr == getauxval(AT_PHDR);
+  image->path = image_path(info, image->is_main_program);
+  if (!image->path) {
+    free(image);
+    return NULL;
+  }
+  read_program_headers(image);
+  image->is_vdso = image->header && (uintptr_t)image->header == getauxval(AT_SYSINFO_EHDR);
+  image->is_dynamic_linker = getauxval(AT_BASE) != 0 && info->dlpi_addr == getauxval(AT_BASE);
+  image->is_engine = eh_image_contains(image, (uintptr_t)engine_address);
+  image->parsed_ok = true;
+  if (!image->header) malformed(image, "no PT_LOAD segment maps the ELF header");
+  else parse_slots(image);
+  if (!image->parsed_ok) image->slot_count = 0;
+  return image;
+}
+
+void eh_image_destroy(eh_image *image) {
+  if (!image) return;
+  free(image->slots);
+  free(image->path);
+  free(image);
+}
+
+void eh_image_public_view(const eh_image *image, elfhook_image *view) {
+  view->path = image->path;
+  view->load_bias = image->load_bias;
+  view->header = image->header;
+  view->is_main_program = image->is_main_program;
+  view->is_engine = image->is_engine;
+}

@@ -1,0 +1,569 @@
+/* Rebinding sets: apply to images (now and later), undo, and chaining.
+ *
+ * Each elfhook_handle is one call's set of rebindings. It remembers every slot it wrote and what the
+ * slot held before (its "binding"), so it can be undone alone. Handles are kept oldest first; a
+ * newer handle on the same slot has the older one's replacement as its binding's `previous`, which
+ * is how the chain is mended when a handle in the middle is removed.
+ *
+ * Image memory is only read and written inside dl_iterate_phdr callbacks for that very image:
+ * glibc holds its load lock there, so dlclose on another thread cannot unmap the image under us.
+ * dlsym (which takes the other loader lock) is only ever called outside those callbacks. */
+#include "engine_private.h"
+
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct eh_binding {
+  uintptr_t image_bias;
+  const ElfW(Phdr) *image_phdr;
+  void **slot;
+  void *previous;
+  uint32_t rebinding;
+} eh_binding;
+
+struct elfhook_handle {
+  elfhook_handle *next; /* newer */
+  struct rebinding *rebindings;
+  uint32_t *hashes;
+  void **originals; /* per rebinding: what `replaced` received, NULL until a slot was found */
+  size_t count;
+  char **only_images, **except_images;
+  elfhook_image_filter filter;
+  void *filter_context;
+  unsigned flags;
+  bool single_image;
+  uintptr_t image_bias;
+  eh_binding *bindings;
+  size_t binding_count, binding_capacity;
+};
+
+static eh_registry registry;
+static elfhook_handle *oldest_handle;
+static elfhook_statistics statistics;
+static bool dlopen_hook_installed;
+
+void *eh_hook_dlopen(const char *file, int mode);
+
+/* ---- guarded passes over slots -------------------------------------------------------------------- */
+
+typedef struct slot_access {
+  eh_image *image;
+  eh_slot *slot;
+  elfhook_handle *handle;
+  uint32_t rebinding;
+  void *seen;     /* value read in the read pass */
+  void *original; /* what calls reached before: kept in the binding */
+  void *expect;   /* write only if the slot still holds this (or `original`) */
+  void *store;    /* value to write */
+  bool wanted;
+  bool written;
+} slot_access;
+
+typedef struct guarded_pass {
+  slot_access *accesses;
+  size_t count;
+  bool write;
+  eh_protection_map protections;
+  int status;
+} guarded_pass;
+
+static int guarded_visit(struct dl_phdr_info *info, size_t size, void *context) {
+  (void)size;
+  guarded_pass *pass = context;
+  for (size_t i = 0; i < pass->count; i++) {
+    slot_access *access = &pass->accesses[i];
+    if (!access->wanted || access->image->load_bias != info->dlpi_addr || access->image->phdr != info->dlpi_phdr)
+      continue;
+    void **slot = access->slot->address;
+    void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!pass->write) {
+      access->seen = current;
+      continue;
+    }
+    /* A lazy slot may have been resolved by the dynamic linker since it was read: still ours. */
+    if (current != access->expect && current != access->original) continue;
+    int status = eh_slot_store(&pass->protections, access->image, slot, access->store, access->slot->name);
+    if (status == ELFHOOK_OK) {
+      access->written = true;
+      statistics.slots_written++;
+    } else {
+      pass->status = status;
+    }
+  }
+  return 0;
+}
+
+static int run_guarded_pass(slot_access *accesses, size_t count, bool write) {
+  guarded_pass pass = {.accesses = accesses, .count = count, .write = write, .status = ELFHOOK_OK};
+  if (count) dl_iterate_phdr(guarded_visit, &pass);
+  eh_protection_map_free(&pass.protections);
+  return pass.status;
+}
+
+/* ---- which images a handle applies to ------------------------------------------------------------ */
+
+static bool matches_any(char *const *patterns, const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (; patterns && *patterns; patterns++)
+    if (fnmatch(*patterns, path, 0) == 0 || fnmatch(*patterns, base, 0) == 0) return true;
+  return false;
+}
+
+static bool handle_wants(const elfhook_handle *handle, const eh_image *image) {
+  if (!image->parsed_ok || image->slot_count == 0 || image->is_vdso || image->is_dynamic_linker) return false;
+  if (image->is_engine && !image->is_main_program) return false;
+  if (handle->single_image) return image->load_bias == handle->image_bias;
+  if (handle->only_images && !matches_any(handle->only_images, image->path)) return false;
+  if (matches_any(handle->except_images, image->path)) return false;
+  if (handle->filter) {
+    elfhook_image view;
+    eh_image_public_view(image, &view);
+    return handle->filter(&view, handle->filter_context) != 0;
+  }
+  return true;
+}
+
+bool eh_is_hook_replacement(void *value) {
+  for (elfhook_handle *handle = oldest_handle; handle; handle = handle->next)
+    for (size_t r = 0; r < handle->count; r++)
+      if (handle->rebindings[r].replacement == value) return true;
+  return false;
+}
+
+/* ---- applying a handle --------------------------------------------------------------------------- */
+
+static bool append_access(slot_access **accesses, size_t *count, size_t *capacity, slot_access access) {
+  if (*count == *capacity) {
+    size_t grown = *capacity ? *capacity * 2 : 32;
+    slot_access *bigger = realloc(*accesses, grown * sizeof *bigger);
+    if (!bigger) return false;
+    *accesses = bigger;
+    *capacity = grown;
+  }
+  (*accesses)[(*count)++] = access;
+  return true;
+}
+
+static bool add_binding(elfhook_handle *handle, eh_binding binding) {
+  if (handle->binding_count == handle->binding_capacity) {
+    size_t grown = handle->binding_capacity ? handle->binding_capacity * 2 : 16;
+    eh_binding *bigger = realloc(handle->bindings, grown * sizeof *bigger);
+    if (!bigger) return false;
+    handle->bindings = bigger;
+    handle->binding_capacity = grown;
+  }
+  handle->bindings[handle->binding_count++] = binding;
+  return true;
+}
+
+/* An ABS64 pointer in writable data may have been reassigned by the program since relocation:
+ * patch it only while it still holds the function a GOT slot of the same image holds. */
+static bool data_pointer_untouched(const slot_access *accesses, size_t count, const slot_access *access) {
+  if (access->slot->kind != ELFHOOK_SLOT_ABS64 || access->slot->in_relro) return true;
+  for (size_t i = 0; i < count; i++) {
+    const slot_access *other = &accesses[i];
+    if (other->image == access->image && other->rebinding == access->rebinding &&
+        other->slot->kind != ELFHOOK_SLOT_ABS64 && other->seen == access->seen)
+      return true;
+  }
+  return access->handle->originals[access->rebinding] == access->seen;
+}
+
+static int apply(elfhook_handle *handle, eh_image **images, size_t image_count) {
+  slot_access *accesses = NULL;
+  size_t count = 0, capacity = 0;
+  for (size_t i = 0; i < image_count; i++) {
+    eh_image *image = images[i];
+    if (!handle_wants(handle, image)) continue;
+    for (size_t s = 0; s < image->slot_count; s++) {
+      eh_slot *slot = &image->slots[s];
+      for (uint32_t r = 0; r < handle->count; r++) {
+        if (slot->name_hash != handle->hashes[r] || strcmp(slot->name, handle->rebindings[r].name) != 0) continue;
+        slot_access access = {.image = image, .slot = slot, .handle = handle, .rebinding = r, .wanted = true};
+        if (!append_access(&accesses, &count, &capacity, access)) {
+          free(accesses);
+          return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory planning rebinding");
+        }
+      }
+    }
+  }
+  run_guarded_pass(accesses, count, false);
+
+  int status = ELFHOOK_OK;
+  for (size_t i = 0; i < count; i++) {
+    slot_access *access = &accesses[i];
+    const struct rebinding *rebinding = &handle->rebindings[access->rebinding];
+    access->wanted = access->seen != rebinding->replacement;
+    if (!access->wanted) continue;
+    access->original = eh_is_hook_replacement(access->seen)
+                           ? access->seen
+                           : eh_resolve_original(&registry, access->image, access->slot, access->seen);
+    if (!access->original) {
+      access->wanted = false;
+      status = ELFHOOK_ERR_UNRESOLVED;
+      continue;
+    }
+    access->wanted = data_pointer_untouched(accesses, count, access);
+    access->expect = access->seen;
+    access->store = rebinding->replacement;
+    /* `replaced` must hold a callable original before any slot sends calls to the hook. */
+    if (access->wanted && !handle->originals[access->rebinding]) {
+      handle->originals[access->rebinding] = access->original;
+      if (rebinding->replaced) __atomic_store_n(rebinding->replaced, access->original, __ATOMIC_RELEASE);
+    }
+  }
+  int write_status = run_guarded_pass(accesses, count, true);
+  if (write_status != ELFHOOK_OK) status = write_status;
+
+  for (size_t i = 0; i < count; i++) {
+    slot_access *access = &accesses[i];
+    if (!access->written) continue;
+    eh_binding binding = {access->image->load_bias, access->image->phdr, access->slot->address, access->original,
+                          access->rebinding};
+    if (!add_binding(handle, binding)) status = elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory recording a binding");
+  }
+  free(accesses);
+  return status;
+}
+
+/* Gives images that appeared since the last look every handle that follows new images, oldest
+ * first, so chains form in the same order as in images that were there from the start. */
+static int absorb(eh_image **fresh, long fresh_count, const elfhook_handle *until) {
+  int status = ELFHOOK_OK;
+  for (elfhook_handle *handle = oldest_handle; handle && handle != until; handle = handle->next) {
+    if (handle->single_image || (handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) continue;
+    int applied = apply(handle, fresh, (size_t)fresh_count);
+    if (applied != ELFHOOK_OK) status = applied;
+  }
+  return status;
+}
+
+static int sync_and_absorb(void) {
+  eh_image **fresh = NULL;
+  long fresh_count = eh_registry_sync(&registry, &fresh);
+  if (fresh_count < 0) return (int)fresh_count;
+  statistics.images_parsed += (uint64_t)fresh_count;
+  for (long i = 0; i < fresh_count; i++)
+    if (!fresh[i]->parsed_ok) statistics.images_skipped++;
+  int status = fresh_count ? absorb(fresh, fresh_count, NULL) : ELFHOOK_OK;
+  free(fresh);
+  return status;
+}
+
+void eh_forget_image(const eh_image *image) {
+  for (elfhook_handle *handle = oldest_handle; handle; handle = handle->next) {
+    size_t kept = 0;
+    for (size_t b = 0; b < handle->binding_count; b++) {
+      eh_binding binding = handle->bindings[b];
+      if (binding.image_bias != image->load_bias || binding.image_phdr != image->phdr)
+        handle->bindings[kept++] = binding;
+    }
+    handle->binding_count = kept;
+  }
+}
+
+static int peek_counters(struct dl_phdr_info *info, size_t size, void *context) {
+  (void)size;
+  unsigned long long *counters = context;
+  counters[0] = info->dlpi_adds;
+  counters[1] = info->dlpi_subs;
+  return 1;
+}
+
+bool eh_images_changed(void) {
+  unsigned long long counters[2] = {0, 0};
+  dl_iterate_phdr(peek_counters, counters);
+  return counters[0] != __atomic_load_n(&registry.adds, __ATOMIC_RELAXED) ||
+         counters[1] != __atomic_load_n(&registry.subs, __ATOMIC_RELAXED);
+}
+
+/* Called by the dlopen hook: patch whatever the dlopen brought in. */
+void eh_absorb_new_images(void) {
+  eh_lock();
+  uint64_t before = statistics.images_parsed;
+  sync_and_absorb();
+  if (statistics.images_parsed != before) statistics.dlopen_absorbed++;
+  eh_unlock();
+}
+
+/* ---- handles ------------------------------------------------------------------------------------- */
+
+static void free_patterns(char **patterns) {
+  for (char **p = patterns; p && *p; p++) free(*p);
+  free(patterns);
+}
+
+static void handle_destroy(elfhook_handle *handle) {
+  if (!handle) return;
+  free(handle->rebindings);
+  free(handle->hashes);
+  free(handle->originals);
+  free_patterns(handle->only_images);
+  free_patterns(handle->except_images);
+  free(handle->bindings);
+  free(handle);
+}
+
+static bool copy_patterns(const char *const *patterns, char ***copy) {
+  if (!patterns) return true;
+  size_t n = 0;
+  while (patterns[n]) n++;
+  *copy = calloc(n + 1, sizeof **copy);
+  if (!*copy) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((*copy)[i] = strdup(patterns[i]))) return false;
+  return true;
+}
+
+static int handle_create(const struct rebinding *rebindings, size_t count, const elfhook_options *options,
+                         elfhook_handle **result) {
+  if (!rebindings || count == 0) return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "no rebindings given");
+  for (size_t r = 0; r < count; r++)
+    if (!rebindings[r].name || !rebindings[r].replacement)
+      return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "rebinding %zu has a NULL %s", r,
+                               rebindings[r].name ? "replacement" : "name");
+  if (options && (options->flags & ~(unsigned)ELFHOOK_CURRENT_IMAGES_ONLY))
+    return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "unknown option flags 0x%x", options->flags);
+  elfhook_handle *handle = calloc(1, sizeof *handle);
+  if (!handle) return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory for a handle");
+  handle->count = count;
+  handle->rebindings = malloc(count * sizeof *handle->rebindings);
+  handle->hashes = malloc(count * sizeof *handle->hashes);
+  handle->originals = calloc(count, sizeof *handle->originals);
+  bool ok = handle->rebindings && handle->hashes && handle->originals;
+  if (ok && options) {
+    handle->filter = options->filter;
+    handle->filter_context = options->filter_context;
+    handle->flags = options->flags;
+    ok = copy_patterns(options->only_images, &handle->only_images) &&
+         copy_patterns(options->except_images, &handle->except_images);
+  }
+  if (!ok) {
+    handle_destroy(handle);
+    return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory for a handle");
+  }
+  memcpy(handle->rebindings, rebindings, count * sizeof *rebindings);
+  for (size_t r = 0; r < count; r++) handle->hashes[r] = eh_hash_name(rebindings[r].name);
+  *result = handle;
+  return ELFHOOK_OK;
+}
+
+static void link_newest(elfhook_handle *handle) {
+  elfhook_handle **tail = &oldest_handle;
+  while (*tail) tail = &(*tail)->next;
+  *tail = handle;
+}
+
+static int install(elfhook_handle *handle) {
+  link_newest(handle);
+  return apply(handle, registry.images, registry.count);
+}
+
+/* Later images are found by hooking dlopen itself, the way fishhook registers with dyld. */
+static int ensure_dlopen_hook(void) {
+  if (dlopen_hook_installed) return ELFHOOK_OK;
+  struct rebinding hook = {"dlopen", (void *)eh_hook_dlopen, (void **)&eh_real_dlopen};
+  elfhook_handle *handle;
+  int status = handle_create(&hook, 1, NULL, &handle);
+  if (status != ELFHOOK_OK) return status;
+  dlopen_hook_installed = true;
+  return install(handle);
+}
+
+int elfhook_rebind(const struct rebinding *rebindings, size_t count, const elfhook_options *options,
+                   elfhook_handle **result) {
+  elfhook_clear_error();
+  elfhook_handle *handle;
+  int status = handle_create(rebindings, count, options, &handle);
+  if (status != ELFHOOK_OK) return status;
+  eh_lock();
+  sync_and_absorb();
+  if (!(handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) ensure_dlopen_hook();
+  status = install(handle);
+  eh_unlock();
+  if (result) *result = handle;
+  return status;
+}
+
+int elfhook_rebind_image(const void *header, intptr_t slide, const struct rebinding *rebindings, size_t count,
+                         elfhook_handle **result) {
+  elfhook_clear_error();
+  elfhook_handle *handle;
+  int status = handle_create(rebindings, count, NULL, &handle);
+  if (status != ELFHOOK_OK) return status;
+  eh_lock();
+  sync_and_absorb();
+  eh_image *image = eh_registry_find_bias(&registry, (uintptr_t)slide);
+  if (!image || image->header != header) {
+    eh_unlock();
+    handle_destroy(handle);
+    return elfhook_set_error(ELFHOOK_ERR_IMAGE_NOT_FOUND, "no loaded image has header %p and load bias %#lx",
+                             header, (unsigned long)slide);
+  }
+  if (!image->parsed_ok) {
+    eh_unlock();
+    handle_destroy(handle);
+    return elfhook_set_error(ELFHOOK_ERR_MALFORMED_IMAGE, "%s could not be parsed", image->path);
+  }
+  handle->single_image = true;
+  handle->image_bias = image->load_bias;
+  status = install(handle);
+  eh_unlock();
+  if (result) *result = handle;
+  return status;
+}
+
+int rebind_symbols(struct rebinding rebindings[], size_t rebindings_nel) {
+  return elfhook_rebind(rebindings, rebindings_nel, NULL, NULL);
+}
+
+int rebind_symbols_image(void *header, intptr_t slide, struct rebinding rebindings[], size_t rebindings_nel) {
+  return elfhook_rebind_image(header, slide, rebindings, rebindings_nel, NULL);
+}
+
+/* ---- undo ------------------------------------------------------------------------------------------ */
+
+static eh_binding *binding_on(elfhook_handle *handle, void **slot) {
+  for (size_t b = 0; b < handle->binding_count; b++)
+    if (handle->bindings[b].slot == slot) return &handle->bindings[b];
+  return NULL;
+}
+
+/* A newer handle whose binding on `slot` was made on top of `replacement`. */
+static eh_binding *binding_above(elfhook_handle *handle, void **slot, void *replacement) {
+  for (elfhook_handle *newer = handle->next; newer; newer = newer->next) {
+    eh_binding *binding = binding_on(newer, slot);
+    if (binding && binding->previous == replacement) return binding;
+  }
+  return NULL;
+}
+
+int elfhook_unbind(elfhook_handle *handle) {
+  elfhook_clear_error();
+  eh_lock();
+  elfhook_handle **link = &oldest_handle;
+  while (*link && *link != handle) link = &(*link)->next;
+  if (!handle || !*link) {
+    eh_unlock();
+    return elfhook_set_error(ELFHOOK_ERR_UNKNOWN_HANDLE, "handle %p is not a live rebinding", (void *)handle);
+  }
+  sync_and_absorb(); /* forgets the bindings of images unloaded since */
+
+  slot_access *restores = calloc(handle->binding_count + 1, sizeof *restores);
+  eh_slot *slots = calloc(handle->binding_count + 1, sizeof *slots);
+  if (!restores || !slots) {
+    free(restores);
+    free(slots);
+    eh_unlock();
+    return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory undoing a rebinding");
+  }
+  size_t count = 0;
+  for (size_t b = 0; b < handle->binding_count; b++) {
+    eh_binding *binding = &handle->bindings[b];
+    void *replacement = handle->rebindings[binding->rebinding].replacement;
+    eh_binding *above = binding_above(handle, binding->slot, replacement);
+    if (above) {
+      above->previous = binding->previous; /* the newer hook now sits directly on ours' original */
+      continue;
+    }
+    eh_image *image = eh_registry_find_bias(&registry, binding->image_bias);
+    if (!image || image->phdr != binding->image_phdr) continue;
+    slots[count] = (eh_slot){.address = binding->slot, .name = handle->rebindings[binding->rebinding].name};
+    restores[count] = (slot_access){.image = image, .slot = &slots[count], .expect = replacement,
+                                    .original = replacement, .store = binding->previous, .wanted = true};
+    count++;
+  }
+  int status = run_guarded_pass(restores, count, true);
+  free(restores);
+  free(slots);
+
+  /* Newer hooks that call through to ours now call through to what ours called. */
+  for (size_t r = 0; r < handle->count; r++) {
+    void *replacement = handle->rebindings[r].replacement;
+    for (elfhook_handle *newer = handle->next; newer; newer = newer->next) {
+      for (size_t n = 0; n < newer->count; n++) {
+        if (newer->originals[n] != replacement || strcmp(newer->rebindings[n].name, handle->rebindings[r].name) != 0)
+          continue;
+        newer->originals[n] = handle->originals[r];
+        if (newer->rebindings[n].replaced)
+          __atomic_store_n(newer->rebindings[n].replaced, handle->originals[r], __ATOMIC_RELEASE);
+      }
+    }
+  }
+  *link = handle->next;
+  handle_destroy(handle);
+  eh_unlock();
+  return status;
+}
+
+/* ---- enumeration and statistics ----------------------------------------------------------------- */
+
+int elfhook_enumerate_images(elfhook_image_visitor visitor, void *context) {
+  if (!visitor) return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "no visitor given");
+  eh_lock();
+  int status = sync_and_absorb();
+  for (size_t i = 0; i < registry.count; i++) {
+    elfhook_image view;
+    eh_image_public_view(registry.images[i], &view);
+    if (visitor(&view, context)) break;
+  }
+  eh_unlock();
+  return status == ELFHOOK_ERR_NO_MEMORY ? status : ELFHOOK_OK;
+}
+
+typedef struct slot_snapshot {
+  const eh_image *image;
+  elfhook_slot *slots;
+} slot_snapshot;
+
+/* Copies the slots and their current values while the image cannot go away. */
+static int snapshot_visit(struct dl_phdr_info *info, size_t size, void *context) {
+  (void)size;
+  slot_snapshot *snapshot = context;
+  const eh_image *image = snapshot->image;
+  if (image->load_bias != info->dlpi_addr || image->phdr != info->dlpi_phdr) return 0;
+  for (size_t s = 0; s < image->slot_count; s++) {
+    const eh_slot *slot = &image->slots[s];
+    snapshot->slots[s] = (elfhook_slot){slot->name, slot->version, slot->kind, slot->relocation_type, slot->address,
+                                        __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
+  }
+  return 1;
+}
+
+int elfhook_enumerate_slots(uintptr_t load_bias, elfhook_slot_visitor visitor, void *context) {
+  if (!visitor) return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "no visitor given");
+  eh_lock();
+  sync_and_absorb();
+  eh_image *image = eh_registry_find_bias(&registry, load_bias);
+  int status = ELFHOOK_OK;
+  if (!image)
+    status = elfhook_set_error(ELFHOOK_ERR_IMAGE_NOT_FOUND, "no loaded image has load bias %#lx", (unsigned long)load_bias);
+  else if (!image->parsed_ok)
+    status = elfhook_set_error(ELFHOOK_ERR_MALFORMED_IMAGE, "%s could not be parsed", image->path);
+  if (status != ELFHOOK_OK) {
+    eh_unlock();
+    return status;
+  }
+  slot_snapshot snapshot = {image, calloc(image->slot_count + 1, sizeof(elfhook_slot))};
+  if (!snapshot.slots) {
+    eh_unlock();
+    return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory listing slots");
+  }
+  dl_iterate_phdr(snapshot_visit, &snapshot);
+  elfhook_image view;
+  eh_image_public_view(image, &view);
+  for (size_t s = 0; s < image->slot_count; s++)
+    if (visitor(&view, &snapshot.slots[s], context)) break;
+  free(snapshot.slots);
+  eh_unlock();
+  return ELFHOOK_OK;
+}
+
+void elfhook_get_statistics(elfhook_statistics *result) {
+  eh_lock();
+  *result = statistics;
+  eh_unlock();
+}

@@ -1,0 +1,117 @@
+/* Atomic stores into GOT slots, through RELRO when needed.
+ *
+ * With full RELRO (-z relro -z now) the dynamic linker makes the GOT read-only after relocating
+ * it. To rebind we make the page writable, store, and put back exactly the protection the page had,
+ * as /proc/self/maps reports it (not an assumed PROT_READ). The store itself is one aligned
+ * pointer-sized atomic store, so a thread calling through the slot at that instant reaches either
+ * the old or the new function. */
+#include "engine_private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static bool add_mapping(eh_protection_map *map, size_t *capacity, uintptr_t start, uintptr_t end, int protection) {
+  if (map->count == *capacity) {
+    size_t grown = *capacity ? *capacity * 2 : 256;
+    void *bigger = realloc(map->mappings, grown * sizeof *map->mappings);
+    if (!bigger) return false;
+    map->mappings = bigger;
+    *capacity = grown;
+  }
+  map->mappings[map->count++] = (struct eh_mapping){start, end, protection};
+  return true;
+}
+
+/* Parses one "start-end perms …" line. */
+static bool parse_line(eh_protection_map *map, size_t *capacity, const char *line) {
+  char *cursor;
+  uintptr_t start = strtoull(line, &cursor, 16);
+  if (*cursor != '-') return true;
+  uintptr_t end = strtoull(cursor + 1, &cursor, 16);
+  if (*cursor != ' ' || strlen(cursor) < 4) return true;
+  int protection = (cursor[1] == 'r' ? PROT_READ : 0) | (cursor[2] == 'w' ? PROT_WRITE : 0) |
+                   (cursor[3] == 'x' ? PROT_EXEC : 0);
+  return add_mapping(map, capacity, start, end, protection);
+}
+
+static int load_protections(eh_protection_map *map) {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "open(/proc/self/maps): %s", strerror(errno));
+  char buffer[8192];
+  size_t used = 0, capacity = 0;
+  bool ok = true;
+  for (;;) {
+    ssize_t got = read(fd, buffer + used, sizeof buffer - 1 - used);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    used += (size_t)got;
+    buffer[used] = '\0';
+    char *line = buffer, *newline;
+    while (ok && (newline = strchr(line, '\n'))) {
+      *newline = '\0';
+      ok = parse_line(map, &capacity, line);
+      line = newline + 1;
+    }
+    used = (size_t)(buffer + used - line);
+    memmove(buffer, line, used);
+    if (used == sizeof buffer - 1) used = 0; /* an absurdly long path: drop the line's tail */
+  }
+  close(fd);
+  if (!ok) return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory reading /proc/self/maps");
+  map->loaded = true;
+  return ELFHOOK_OK;
+}
+
+static int protection_of(const eh_protection_map *map, uintptr_t address) {
+  for (size_t i = 0; i < map->count; i++)
+    if (address >= map->mappings[i].start && address < map->mappings[i].end) return map->mappings[i].protection;
+  return -1;
+}
+
+void eh_protection_map_free(eh_protection_map *map) {
+  free(map->mappings);
+  *map = (eh_protection_map){0};
+}
+
+static bool loader_left_writable(const eh_image *image, uintptr_t address) {
+  if (address >= image->relro.start && address < image->relro.end) return false;
+  for (int i = 0; i < image->load_count; i++)
+    if (address >= image->loads[i].start && address < image->loads[i].end) return image->load_writable[i];
+  return false;
+}
+
+int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, void *value, const char *symbol) {
+  uintptr_t address = (uintptr_t)slot;
+  if (loader_left_writable(image, address)) {
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    return ELFHOOK_OK;
+  }
+  if (!map->loaded) {
+    int status = load_protections(map);
+    if (status != ELFHOOK_OK) return status;
+  }
+  int prior = protection_of(map, address);
+  if (prior < 0)
+    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "slot %p for '%s' in %s is not in /proc/self/maps",
+                             (void *)slot, symbol, image->path);
+  if (prior & PROT_WRITE) {
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    return ELFHOOK_OK;
+  }
+  long page_size = sysconf(_SC_PAGESIZE);
+  void *page = (void *)(address & ~((uintptr_t)page_size - 1));
+  if (mprotect(page, (size_t)page_size, prior | PROT_WRITE) != 0)
+    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, +W) for '%s' in %s: %s", page,
+                             page_size, symbol, image->path, strerror(errno));
+  __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+  if (mprotect(page, (size_t)page_size, prior) != 0)
+    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, restore) for '%s' in %s: %s", page,
+                             page_size, symbol, image->path, strerror(errno));
+  return ELFHOOK_OK;
+}
