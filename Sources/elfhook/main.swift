@@ -1,0 +1,4 @@
+// The `elfhook` executable: everything lives in ElfHookCLI; this file only starts it.
+import ElfHookCLI
+
+ElfHookCommand.main()
