@@ -109,6 +109,15 @@ public struct ElfFile: Sendable {
     return lowest & ~mask
   }
 
+  /// The virtual address range the `PT_LOAD` segments cover, from the lowest `p_vaddr` to the highest
+  /// `p_vaddr + p_memsz` (`.bss` included), unbiased; nil when the file has no `PT_LOAD`.
+  public var loadedAddressRange: Range<UInt64>? {
+    let loads = segments.filter { $0.type == 1 }
+    guard let low = loads.map(\.virtualAddress).min() else { return nil }
+    let high = loads.map { $0.virtualAddress.addingReportingOverflow($0.memorySize).partialValue }.max() ?? low
+    return low..<max(low, high)
+  }
+
   /// The relocations a GOT rebinding would patch: every `R_*_JUMP_SLOT` and `R_*_GLOB_DAT` (the same
   /// entries `readelf -r` lists, with or without a symbol), and every symbol-bearing `R_X86_64_64` /
   /// `R_AARCH64_ABS64` / `R_386_32` (kind ``SlotKind/absolute``; filter on ``ImportSlot/kind`` to

@@ -31,6 +31,17 @@ struct ProcessInspector {
       report.images.append(image)
     }
 
+    // Where each image lies in memory, .bss included (the tail of .bss is an anonymous mapping).
+    var ranges: [(range: Range<UInt64>, path: String)] = []
+    for image in report.images {
+      guard let file = image.file, let bias = image.loadBias, let range = file.loadedAddressRange else { continue }
+      let (low, high) = (bias &+ range.lowerBound, bias &+ range.upperBound)
+      if low <= high { ranges.append((low..<high, image.path)) }
+    }
+    func owner(of value: UInt64) -> String? {
+      ranges.first(where: { $0.range.contains(value) })?.path ?? process.owner(of: value)
+    }
+
     var defined: [String: Set<String>] = [:]
     var unreadable = 0
     for index in report.images.indices {
@@ -47,7 +58,7 @@ struct ProcessInspector {
           return entry
         }
         entry.value = value
-        entry.pointsInto = value == 0 ? nil : process.owner(of: value)
+        entry.pointsInto = value == 0 ? nil : owner(of: value)
         guard value != 0, !slot.symbol.isEmpty, let target = entry.pointsInto else { return entry }
         if target == ownPath {
           entry.hooked = false  // an unresolved lazy slot, or a symbol the image defines itself
