@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+
+@testable import ElfHook
+
+/// Helpers shared by the ElfFile, inspect and fuzz suites: running tools, parsing readelf,
+/// compiling fixtures.
+enum ElfTestSupport {
+  struct RunResult {
+    var status: Int32
+    var signaled: Bool
+    var stdout: String
+    var stderr: String
+  }
+
+  /// Runs `executable` with `arguments`, output captured through temporary files (no pipe deadlock).
+  static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> RunResult {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let outURL = directory.appendingPathComponent("out")
+    let errURL = directory.appendingPathComponent("err")
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    let out = try FileHandle(forWritingTo: outURL)
+    let err = try FileHandle(forWritingTo: errURL)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(2000) }
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+    try out.close()
+    try err.close()
+    return RunResult(
+      status: process.terminationStatus,
+      signaled: process.terminationReason == .uncaughtSignal,
+      stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+  }
+
+  static func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("elfhook-tests-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+  }
+
+  /// The package root, from this file's path: Tests/ElfHookTests/<file>.
+  static var packageRoot: URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+  }
+
+  /// The built `elfhook` executable: `$ELFHOOK_BUILD_DIR/elfhook`, else the one beside the running
+  /// test bundle (same build directory), else `<package>/.build/debug/elfhook`.
+  static var elfhookExecutable: String? {
+    var candidates: [String] = []
+    if let dir = ProcessInfo.processInfo.environment["ELFHOOK_BUILD_DIR"] { candidates.append(dir + "/elfhook") }
+    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+      candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("elfhook").path)
+    }
+    candidates.append(packageRoot.appendingPathComponent(".build/debug/elfhook").path)
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+  }
+
+  static let missingExecutableMessage =
+    "the elfhook executable was not found: run `swift build` first (or set ELFHOOK_BUILD_DIR to the directory that holds it)"
+
+  // MARK: - readelf
+
+  /// One relocation line of `readelf -rW`.
+  struct ReadelfRelocation: Hashable, CustomStringConvertible {
+    var offset: UInt64
+    var type: String
+    var symbol: String
+    var version: String?
+    var description: String { "\(String(offset, radix: 16)) \(type) \(symbol)@\(version ?? "")" }
+  }
+
+  /// Parses `readelf -rW FILE`: every relocation line.
+  static func readelfRelocations(_ path: String) throws -> [ReadelfRelocation] {
+    let result = try run("/usr/bin/readelf", ["-rW", path])
+    var relocations: [ReadelfRelocation] = []
+    for line in result.stdout.split(separator: "\n") {
+      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 3, fields[2].hasPrefix("R_"), let offset = UInt64(fields[0], radix: 16),
+        UInt64(fields[1], radix: 16) != nil
+      else { continue }
+      var symbol = ""
+      var version: String?
+      // offset info type value name + addend  (a line without a symbol has only the addend)
+      if fields.count >= 7 {
+        let (name, ver) = splitVersion(String(fields[4]))
+        symbol = name
+        version = ver
+      }
+      relocations.append(ReadelfRelocation(offset: offset, type: String(fields[2]), symbol: symbol, version: version))
+    }
+    return relocations
+  }
+
+  /// `"puts@GLIBC_2.2.5"` → ("puts", "GLIBC_2.2.5"); `"f@@V2"` → ("f", "V2").
+  static func splitVersion(_ text: String) -> (String, String?) {
+    guard let at = text.firstIndex(of: "@") else { return (text, nil) }
+    let name = String(text[..<at])
+    let version = text[at...].drop(while: { $0 == "@" })
+    return (name, version.isEmpty ? nil : String(version))
+  }
+
+  /// One line of `readelf --dyn-syms -W`.
+  struct ReadelfSymbol: Hashable {
+    var index: Int
+    var value: UInt64
+    var size: UInt64
+    var type: String
+    var binding: String
+    var visibility: String
+    var section: String
+    var name: String
+  }
+
+  static func readelfDynamicSymbols(_ path: String) throws -> [ReadelfSymbol] {
+    let result = try run("/usr/bin/readelf", ["--dyn-syms", "-W", path])
+    var symbols: [ReadelfSymbol] = []
+    for line in result.stdout.split(separator: "\n") {
+      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 7, fields[0].hasSuffix(":"), let index = Int(fields[0].dropLast()),
+        let value = UInt64(fields[1], radix: 16)
+      else { continue }
+      // Size is decimal, or hex with 0x for large values.
+      let sizeText = String(fields[2])
+      let size = sizeText.hasPrefix("0x") ? UInt64(sizeText.dropFirst(2), radix: 16) : UInt64(sizeText)
+      symbols.append(
+        ReadelfSymbol(
+          index: index, value: value, size: size ?? 0, type: String(fields[3]), binding: String(fields[4]),
+          visibility: String(fields[5]), section: String(fields[6]),
+          name: fields.count >= 8 ? String(fields[7]) : ""))
+    }
+    return symbols
+  }
+
+  // MARK: - Fixtures
+
+  /// Compiles `source` (C) with `cc` into `directory/output` with extra `flags`; throws with the
+  /// compiler's message on failure.
+  @discardableResult
+  static func compile(
+    _ source: String, named name: String, in directory: URL, output: String, flags: [String]
+  ) throws -> String {
+    let sourceURL = directory.appendingPathComponent(name)
+    try source.write(to: sourceURL, atomically: true, encoding: .utf8)
+    let outputPath = directory.appendingPathComponent(output).path
+    let result = try run("/usr/bin/cc", [sourceURL.path, "-o", outputPath] + flags)
+    guard result.status == 0 else {
+      throw FixtureError(message: "cc \(name) failed: \(result.stderr)")
+    }
+    return outputPath
+  }
+
+  struct FixtureError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+  }
+
+  /// A shared library with symbol versions (`foo@VERS_1`, `foo@@VERS_2`, `bar@@VERS_2`) and an
+  /// executable linked against it that calls `foo`, `bar` and `puts`, built with `exeFlags`.
+  static func versionedFixture(exeFlags: [String] = []) throws -> (directory: URL, library: String, executable: String) {
+    let directory = try temporaryDirectory()
+    let script = directory.appendingPathComponent("vers.map")
+    try "VERS_1 { global: foo; local: *; };\nVERS_2 { global: foo; bar; } VERS_1;\n"
+      .write(to: script, atomically: true, encoding: .utf8)
+    let library = try compile(
+      """
+      int foo_old(int x) { return x + 1; }
+      int foo_new(int x) { return x + 2; }
+      int bar(int x) { return x * 2; }
+      __asm__(".symver foo_old, foo@VERS_1");
+      __asm__(".symver foo_new, foo@@VERS_2");
+      """, named: "libfix.c", in: directory, output: "libfix.so",
+      flags: ["-shared", "-fPIC", "-Wl,--version-script=" + script.path])
+    let executable = try compile(
+      """
+      #include <stdio.h>
+      int foo(int); int bar(int);
+      int (*pointer)(int) = bar;
+      int main(void) { puts("fixture"); return foo(1) + pointer(2) + bar(3); }
+      """, named: "main.c", in: directory, output: "main",
+      flags: ["-L" + directory.path, "-lfix", "-Wl,-rpath,$ORIGIN"] + exeFlags)
+    return (directory, library, executable)
+  }
+}
