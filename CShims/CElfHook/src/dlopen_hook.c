@@ -7,9 +7,8 @@
  * path of dlopen's *caller* (its DT_RPATH/DT_RUNPATH, $ORIGIN expanded). Once this hook sits in
  * between, the caller glibc sees is the engine, and a library that only the real caller's RUNPATH
  * finds would fail to load, or a different file would load. So for a bare name the hook searches
- * the real caller's path itself, in glibc's order (RPATH, LD_LIBRARY_PATH, RUNPATH: what
- * dlinfo(RTLD_DI_SERINFO) lists before the cache and default directories) and opens the file it
- * finds by its full path. Names already loaded, and names only the cache or the default
+ * the real caller's own part of the search path itself, in glibc's order (RPATH, LD_LIBRARY_PATH,
+ * RUNPATH, as dlinfo(RTLD_DI_SERINFO) lists them) and opens the file it finds by its full path. Names already loaded, and names only the cache or the default
  * directories find, go to the real dlopen unchanged. */
 #include "engine_private.h"
 
@@ -21,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -41,25 +41,52 @@ static bool is_loadable_elf(const char *path) {
   return loadable;
 }
 
-/* The file the caller's own search path finds for `name`, or false when only the cache or the
- * default directories would (then the real dlopen finds the same file from any caller). */
-static bool find_in_caller_path(const char *name, const void *caller, char *found, size_t capacity) {
-  Dl_info info;
-  struct link_map *caller_map = NULL;
-  if (!dladdr1(caller, &info, (void **)&caller_map, RTLD_DL_LINKMAP) || !caller_map) return false;
+/* The directories glibc would search for a bare name on behalf of `map`, in order. */
+static Dl_serinfo *search_path_of(struct link_map *map) {
   Dl_serinfo size_probe;
-  if (dlinfo(caller_map, RTLD_DI_SERINFOSIZE, &size_probe) != 0) return false;
+  if (!map || dlinfo(map, RTLD_DI_SERINFOSIZE, &size_probe) != 0) return NULL;
   Dl_serinfo *paths = malloc(size_probe.dls_size);
-  if (!paths) return false;
+  if (!paths) return NULL;
   paths->dls_size = size_probe.dls_size;
   paths->dls_cnt = size_probe.dls_cnt;
+  if (dlinfo(map, RTLD_DI_SERINFO, paths) == 0) return paths;
+  free(paths);
+  return NULL;
+}
+
+static struct link_map *link_map_at(const void *address) {
+  Dl_info info;
+  struct link_map *map = NULL;
+  if (!dladdr1(address, &info, (void **)&map, RTLD_DL_LINKMAP)) return NULL;
+  return map;
+}
+
+/* How many leading entries of `caller` come from its own RPATH/RUNPATH (and LD_LIBRARY_PATH
+ * between them). glibc's list ends with the default directories, and searches ld.so.cache just
+ * before them; those, like LD_LIBRARY_PATH when it comes after everything the caller adds, are
+ * what the real dlopen searches for any caller. They are the tail the caller's list shares with
+ * the dynamic linker's own (it has no RPATH or RUNPATH). glibc leaves dls_flags zero, so the
+ * origin of an entry cannot be read from it. */
+static unsigned caller_only_entries(const Dl_serinfo *caller) {
+  Dl_serinfo *shared = search_path_of(link_map_at((const void *)getauxval(AT_BASE)));
+  unsigned own = caller->dls_cnt;
+  if (!shared) return own;
+  for (unsigned i = shared->dls_cnt; i > 0 && own > 0; i--, own--)
+    if (strcmp(shared->dls_serpath[i - 1].dls_name, caller->dls_serpath[own - 1].dls_name) != 0) break;
+  free(shared);
+  return own;
+}
+
+/* The file the caller's own search path finds for `name`, or false when only the directories every
+ * caller shares would (then the real dlopen finds the same file from any caller). */
+static bool find_in_caller_path(const char *name, const void *caller, char *found, size_t capacity) {
+  Dl_serinfo *paths = search_path_of(link_map_at(caller));
+  if (!paths) return false;
   bool hit = false;
-  if (dlinfo(caller_map, RTLD_DI_SERINFO, paths) == 0) {
-    for (unsigned i = 0; i < paths->dls_cnt && !hit; i++) {
-      if (!(paths->dls_serpath[i].dls_flags & (LA_SER_RUNPATH | LA_SER_LIBPATH))) break;
-      int length = snprintf(found, capacity, "%s/%s", paths->dls_serpath[i].dls_name, name);
-      hit = length > 0 && (size_t)length < capacity && is_loadable_elf(found);
-    }
+  unsigned own = caller_only_entries(paths);
+  for (unsigned i = 0; i < own && !hit; i++) {
+    int length = snprintf(found, capacity, "%s/%s", paths->dls_serpath[i].dls_name, name);
+    hit = length > 0 && (size_t)length < capacity && is_loadable_elf(found);
   }
   free(paths);
   return hit;
