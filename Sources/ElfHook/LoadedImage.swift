@@ -17,6 +17,14 @@ public struct LoadedImage: Hashable, Sendable {
   /// main program.
   public let containsEngine: Bool
 
+  init(path: String, loadBias: UInt, header: UInt, isMainProgram: Bool, containsEngine: Bool) {
+    self.path = path
+    self.loadBias = loadBias
+    self.header = header
+    self.isMainProgram = isMainProgram
+    self.containsEngine = containsEngine
+  }
+
   init(_ view: UnsafePointer<elfhook_image>) {
     path = view.pointee.path.map { String(cString: $0) } ?? ""
     loadBias = view.pointee.load_bias
