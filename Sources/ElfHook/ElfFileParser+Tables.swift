@@ -42,10 +42,12 @@ extension ElfFileParser {
         versions.versymLink = Int(section.link)
       case 0x6fff_fffe:  // SHT_GNU_verneed
         guard let data = try data(section: section.index) else { continue }
-        readVerneed(data, strings: Int(section.link), into: &versions.map)
+        let link = Int(section.link)
+        readVerneed(data, strings: { string(section: link, offset: $0) }, into: &versions.map)
       case 0x6fff_fffd:  // SHT_GNU_verdef
         guard let data = try data(section: section.index) else { continue }
-        readVerdef(data, strings: Int(section.link), into: &versions.map)
+        let link = Int(section.link)
+        readVerdef(data, strings: { string(section: link, offset: $0) }, into: &versions.map)
       default:
         continue
       }
@@ -53,19 +55,21 @@ extension ElfFileParser {
     return versions
   }
 
-  func readVerneed(_ data: UnsafeMutablePointer<Elf_Data>, strings: Int, into map: inout VersionMap) {
+  func readVerneed(
+    _ data: UnsafeMutablePointer<Elf_Data>, strings: (UInt64) -> String?, into map: inout VersionMap
+  ) {
     var offset = 0
     for _ in 0..<Self.maxChainSteps {
       guard offset >= 0, offset <= Int(Int32.max) else { return }
       var need = GElf_Verneed()
       guard gelf_getverneed(data, Int32(offset), &need) != nil else { return }
-      let file = string(section: strings, offset: UInt64(need.vn_file))
+      let file = strings(UInt64(need.vn_file))
       var auxOffset = offset + Int(need.vn_aux)
       for _ in 0..<Int(need.vn_cnt) {
         guard auxOffset <= Int(Int32.max) else { break }
         var aux = GElf_Vernaux()
         guard gelf_getvernaux(data, Int32(auxOffset), &aux) != nil else { break }
-        if let name = string(section: strings, offset: UInt64(aux.vna_name)) {
+        if let name = strings(UInt64(aux.vna_name)) {
           map[aux.vna_other & 0x7fff] = (name, false, file)
         }
         if aux.vna_next == 0 { break }
@@ -76,7 +80,9 @@ extension ElfFileParser {
     }
   }
 
-  func readVerdef(_ data: UnsafeMutablePointer<Elf_Data>, strings: Int, into map: inout VersionMap) {
+  func readVerdef(
+    _ data: UnsafeMutablePointer<Elf_Data>, strings: (UInt64) -> String?, into map: inout VersionMap
+  ) {
     var offset = 0
     for _ in 0..<Self.maxChainSteps {
       guard offset >= 0, offset <= Int(Int32.max) else { return }
@@ -86,7 +92,7 @@ extension ElfFileParser {
       var aux = GElf_Verdaux()
       if def.vd_cnt > 0, auxOffset <= Int(Int32.max),
         gelf_getverdaux(data, Int32(auxOffset), &aux) != nil,
-        let name = string(section: strings, offset: UInt64(aux.vda_name))
+        let name = strings(UInt64(aux.vda_name))
       {
         map[def.vd_ndx & 0x7fff] = (name, true, nil)
       }
@@ -100,7 +106,8 @@ extension ElfFileParser {
   /// Reads one symbol of the table in section `table`; nil when the index is out of range.
   /// The corresponding libelf function is `gelf_getsym`.
   func symbol(
-    _ data: UnsafeMutablePointer<Elf_Data>, count: Int, index: Int, strings: Int, versions: Versions?
+    _ data: UnsafeMutablePointer<Elf_Data>, count: Int, index: Int, strings: (UInt64) -> String?,
+    versions: Versions?
   ) -> ElfFile.Symbol? {
     guard index >= 0, index < count, index <= Int(Int32.max) else { return nil }
     var sym = GElf_Sym()
@@ -108,7 +115,7 @@ extension ElfFileParser {
     let type = sym.st_info & 0xf
     let binding = sym.st_info >> 4
     return ElfFile.Symbol(
-      index: index, name: index == 0 ? "" : string(section: strings, offset: UInt64(sym.st_name)) ?? "",
+      index: index, name: index == 0 ? "" : strings(UInt64(sym.st_name)) ?? "",
       value: sym.st_value, size: sym.st_size, type: type, typeName: ElfNames.symbolType(type),
       binding: binding, bindingName: ElfNames.symbolBinding(binding),
       visibility: ElfNames.visibility(sym.st_other), sectionIndex: sym.st_shndx,
@@ -118,7 +125,8 @@ extension ElfFileParser {
   mutating func readDynamicSymbols(versions: Versions) throws(ElfFileError) {
     guard let dynsymIndex, let data = try data(section: dynsymIndex) else { return }
     let count = entryCount(data, type: ELF_T_SYM)
-    let strings = Int(sections[dynsymIndex].link)
+    let link = Int(sections[dynsymIndex].link)
+    let strings = { (offset: UInt64) in string(section: link, offset: offset) }
     let ownVersions = versions.versymLink == dynsymIndex ? versions : nil
     dynamicSymbols.reserveCapacity(count)
     for index in 0..<count {
@@ -141,19 +149,23 @@ extension ElfFileParser {
     for index in 0..<min(count, Int(Int32.max)) {
       var dyn = GElf_Dyn()
       guard gelf_getdyn(data, Int32(index), &dyn) != nil else { break }
-      let value = dyn.d_un.d_val
-      switch dyn.d_tag {
-      case 0: return  // DT_NULL
-      case 1:
-        if let name = string(section: strings, offset: value) { needed.append(name) }
-      case 14: soname = string(section: strings, offset: value)
-      case 15: rpath = string(section: strings, offset: value)
-      case 29: runpath = string(section: strings, offset: value)
-      case 24: flags |= 0x8  // DT_BIND_NOW
-      case 30: flags |= value
-      case 0x6fff_fffb: flags1 |= value
-      default: continue
-      }
+      if dyn.d_tag == 0 { return }  // DT_NULL
+      apply(tag: dyn.d_tag, value: dyn.d_un.d_val) { [elf] in Self.string(elf: elf, section: strings, offset: $0) }
+    }
+  }
+
+  /// Records one dynamic entry this reader keeps.
+  mutating func apply(tag: Int64, value: UInt64, strings: (UInt64) -> String?) {
+    switch tag {
+    case 1:
+      if let name = strings(value) { needed.append(name) }
+    case 14: soname = strings(value)
+    case 15: rpath = strings(value)
+    case 29: runpath = strings(value)
+    case 24: flags |= 0x8  // DT_BIND_NOW
+    case 30: flags |= value
+    case 0x6fff_fffb: flags1 |= value
+    default: return
     }
   }
 
@@ -200,7 +212,8 @@ extension ElfFileParser {
             version = dynamicSymbols[symbolIndex].version
           } else if let table,
             let symbol = symbol(
-              table.data, count: table.count, index: symbolIndex, strings: table.strings,
+              table.data, count: table.count, index: symbolIndex,
+              strings: { string(section: table.strings, offset: $0) },
               versions: nil)
           {
             name = symbol.name

@@ -99,6 +99,7 @@ struct ElfFileParser {
     try parser.readDynamicSymbols(versions: versions)
     try parser.readDynamic()
     try parser.readRelocations(versions: versions)
+    if parser.sections.count <= 1 { try parser.readFromDynamicSegment() }
     return parser
   }
 
@@ -171,6 +172,10 @@ struct ElfFileParser {
   /// The string at `offset` in string-table section `section`, or nil when either is out of bounds
   /// or the section is not a string table. The corresponding libelf function is `elf_strptr`.
   func string(section: Int, offset: UInt64) -> String? {
+    Self.string(elf: elf, section: section, offset: offset)
+  }
+
+  static func string(elf: OpaquePointer, section: Int, offset: UInt64) -> String? {
     // elf_strptr itself checks the section index, its type and the offset against its size.
     guard section > 0, offset <= UInt64(Int.max) else { return nil }
     guard let text = elf_strptr(elf, section, Int(offset)) else { return nil }

@@ -148,6 +148,32 @@ struct ElfFileTests {
     #expect(Set(executable.importSlots.filter { $0.kind != .absolute }.map(Self.importKey)) == Set(expected))
   }
 
+  @Test("without section headers, PT_DYNAMIC gives the same import slots", arguments: systemBinaries)
+  func noSectionHeaders(path: String) throws {
+    guard FileManager.default.fileExists(atPath: path) else {
+      print("SKIPPED: \(path) is not installed")
+      return
+    }
+    var data = try Data(contentsOf: URL(fileURLWithPath: path))
+    // e_shoff = 0, e_shentsize = e_shnum = e_shstrndx = 0: what `sstrip` leaves.
+    data.replaceSubrange(40..<48, with: [UInt8](repeating: 0, count: 8))
+    data.replaceSubrange(58..<64, with: [UInt8](repeating: 0, count: 6))
+    let directory = try Support.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let stripped = directory.appendingPathComponent("stripped").path
+    _ = FileManager.default.createFile(atPath: stripped, contents: data)
+
+    let original = try ElfFile(path: path)
+    let file = try ElfFile(path: stripped)
+    #expect(file.sections.isEmpty)
+    #expect(file.neededLibraries == original.neededLibraries)
+    #expect(file.soname == original.soname)
+    #expect(file.isBindNow == original.isBindNow)
+    #expect(file.relro == original.relro)
+    #expect(Set(file.importSlots.map(Self.importKey)) == Set(original.importSlots.map(Self.importKey)))
+    #expect(file.relocations.count == original.relocations.count)
+  }
+
   @Test("an object file: REL-type, .rela.text against .symtab, no dynamic section")
   func objectFile() throws {
     let directory = try Support.temporaryDirectory()
