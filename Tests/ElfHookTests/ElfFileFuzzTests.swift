@@ -96,7 +96,7 @@ struct ElfFileFuzzTests {
     return true
   }
 
-  @Test("hundreds of mutants of /bin/ls and a fixture: no crash, CLI fails cleanly")
+  @Test("750 mutants of /bin/ls and fixtures: no crash, CLI fails cleanly")
   func corpus() throws {
     let fixture = try Support.versionedFixture(exeFlags: ["-Wl,-z,now"])
     let directory = try Support.temporaryDirectory()
@@ -104,8 +104,15 @@ struct ElfFileFuzzTests {
       try? FileManager.default.removeItem(at: directory)
       try? FileManager.default.removeItem(at: fixture.directory)
     }
+    // The fixture executable again without section headers, so the PT_DYNAMIC reader is fuzzed too.
+    var stripped = try Data(contentsOf: URL(fileURLWithPath: fixture.executable))
+    stripped.replaceSubrange(40..<48, with: [UInt8](repeating: 0, count: 8))
+    stripped.replaceSubrange(58..<64, with: [UInt8](repeating: 0, count: 6))
+    let strippedPath = fixture.directory.appendingPathComponent("main-nosections").path
+    _ = FileManager.default.createFile(atPath: strippedPath, contents: stripped)
     let seeds: [(String, UInt64, Int)] = [
       ("/bin/ls", 0x1234_5678, 300), (fixture.executable, 0xfeed_beef, 150), (fixture.library, 0xabad_cafe, 150),
+      (strippedPath, 0x5eed_0001, 150),
     ]
     var paths: [String] = []
     for (source, seed, count) in seeds {
@@ -120,7 +127,7 @@ struct ElfFileFuzzTests {
     var parsed = 0
     for path in paths where Self.exercise(path) { parsed += 1 }
     print("fuzz corpus: \(paths.count) mutants read in-process, \(parsed) parsed, \(paths.count - parsed) rejected")
-    #expect(paths.count >= 600)
+    #expect(paths.count >= 750)
 
     guard let elfhook = Support.elfhookExecutable else {
       Issue.record(Comment(rawValue: Support.missingExecutableMessage))
