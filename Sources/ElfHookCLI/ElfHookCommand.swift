@@ -1,7 +1,10 @@
 import ArgumentParser
+import Foundation
 
 /// The root `elfhook` command. Each subcommand lives in its own file in this target; adding one
-/// means writing its `ParsableCommand` and listing it in `subcommands` below.
+/// means writing its `ParsableCommand` and listing it in `subcommands` below. A subcommand reports a
+/// bad input (a missing file, a dead process) by throwing ``CommandFailure``: `main()` prints it as
+/// one line, `elfhook: <message>`, on stderr and exits with status 1.
 public struct ElfHookCommand: ParsableCommand {
   public static let configuration = CommandConfiguration(
     commandName: "elfhook",
@@ -15,4 +18,33 @@ public struct ElfHookCommand: ParsableCommand {
   )
 
   public init() {}
+}
+
+/// A failure the user caused (a bad input file, a missing process): `main` prints
+/// `elfhook: <message>` as one line on stderr and exits with status 1.
+enum CommandFailure: Error, CustomStringConvertible {
+  case input(String)
+
+  var description: String {
+    switch self {
+    case .input(let message): return message
+    }
+  }
+}
+
+extension ElfHookCommand {
+  /// Runs the command line: parses the arguments, runs the subcommand, and turns a
+  /// ``CommandFailure`` into one line on stderr and exit status 1. Argument errors keep
+  /// ArgumentParser's usage message and status.
+  public static func main() {
+    do {
+      var command = try parseAsRoot()
+      try command.run()
+    } catch let failure as CommandFailure {
+      FileHandle.standardError.write(Data("elfhook: \(failure.description)\n".utf8))
+      Foundation.exit(1)
+    } catch {
+      exit(withError: error)
+    }
+  }
 }

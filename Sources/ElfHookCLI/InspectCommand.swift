@@ -82,32 +82,3 @@ struct InspectCommand: ParsableCommand {
     print(json ? report.jsonText() : report.text())
   }
 }
-
-/// A failure the user caused (a bad input file, a missing process): `main` prints
-/// `elfhook: <message>` as one line on stderr and exits with status 1.
-enum CommandFailure: Error, CustomStringConvertible {
-  case input(String)
-
-  var description: String {
-    switch self {
-    case .input(let message): return message
-    }
-  }
-}
-
-extension ElfHookCommand {
-  /// Runs the command line: parses the arguments, runs the subcommand, and turns a
-  /// ``CommandFailure`` into one line on stderr and exit status 1. Argument errors keep
-  /// ArgumentParser's usage message and status.
-  public static func main() {
-    do {
-      var command = try parseAsRoot()
-      try command.run()
-    } catch let failure as CommandFailure {
-      FileHandle.standardError.write(Data("elfhook: \(failure.description)\n".utf8))
-      Foundation.exit(1)
-    } catch {
-      exit(withError: error)
-    }
-  }
-}

@@ -25,10 +25,11 @@ extension ImageReport {
     line += ", RELRO \(file.relro.rawValue)"
     if let loadBias { line += ", load bias \(hex(loadBias))" }
     var lines = [line]
-    if let soname = file.soname { lines.append("  soname:  \(soname)") }
-    if let runpath = file.runpath { lines.append("  runpath: \(runpath)") }
-    if let rpath = file.rpath { lines.append("  rpath:   \(rpath)") }
-    lines.append("  needed:  " + (file.neededLibraries.isEmpty ? "(none)" : file.neededLibraries.joined(separator: ", ")))
+    if let soname = file.soname { lines.append("  soname:  \(printable(soname))") }
+    if let runpath = file.runpath { lines.append("  runpath: \(printable(runpath))") }
+    if let rpath = file.rpath { lines.append("  rpath:   \(printable(rpath))") }
+    let needed = file.neededLibraries.map(printable).joined(separator: ", ")
+    lines.append("  needed:  " + (needed.isEmpty ? "(none)" : needed))
     if let dependencies {
       lines.append("  dependencies (resolved like the dynamic linker, breadth first):")
       for dependency in dependencies {
@@ -46,7 +47,7 @@ extension ImageReport {
     rows.append(heading)
     for slot in slots {
       var row = [
-        slot.slot.symbol.isEmpty ? "-" : slot.slot.symbol, slot.slot.version?.name ?? "-",
+        slot.slot.symbol.isEmpty ? "-" : printable(slot.slot.symbol), printable(slot.slot.version?.name ?? "-"),
         slot.slot.typeName, hex(slot.slot.offset), slot.slot.inRelro ? "yes" : "no",
       ]
       if showRuntime {
@@ -67,4 +68,10 @@ extension ImageReport {
     }
     return lines
   }
+}
+
+/// Names from a malformed file may hold control characters; a table shows them as `?` so they cannot
+/// drive the terminal. (JSON escapes them instead.)
+func printable(_ text: String) -> String {
+  String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : $0 }))
 }
