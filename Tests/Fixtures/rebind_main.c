@@ -151,6 +151,17 @@ int main(int argc, char **argv) {
   CHECK(after_dlopen.dlopen_absorbed == before_dlopen.dlopen_absorbed + 1);
   CHECK(after_dlopen.images_parsed == before_dlopen.images_parsed + 1);
 
+  /* Unloaded and loaded again (most likely at the same address): a new image, patched again. */
+  CHECK(plugin && dlclose(plugin) == 0);
+  plugin = dlopen(argv[1], RTLD_NOW);
+  CHECK(plugin != NULL);
+  if (plugin) {
+    int (*plugin_add)(int, int) = (int (*)(int, int))dlsym(plugin, "plugin_add");
+    CHECK(plugin_add && plugin_add(1, 2) == 1003);
+  }
+  elfhook_get_statistics(&after_dlopen);
+  CHECK(after_dlopen.images_parsed == before_dlopen.images_parsed + 2);
+
   /* dlerror and errno of a failed dlopen reach the caller untouched. */
   errno = 0;
   CHECK(dlopen("/nonexistent/libnothing.so", RTLD_NOW) == NULL);

@@ -1,4 +1,4 @@
-/* The engine's own dlopen hook: how images loaded later get the rebindings.
+/* The engine's own dlopen and dlclose hooks: how images loaded later get the rebindings.
  *
  * After the real dlopen returns, images that appeared (the library and every dependency it pulled
  * in) are parsed and given every rebinding that follows new images.
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,49 +62,66 @@ static struct link_map *link_map_at(const void *address) {
   return map;
 }
 
+/* The dynamic linker's own search path (it has no RPATH or RUNPATH): LD_LIBRARY_PATH, which glibc
+ * reads once at start-up, then the default directories. Computed once. */
+static Dl_serinfo *shared_search_path;
+static pthread_once_t shared_search_path_once = PTHREAD_ONCE_INIT;
+
+static void compute_shared_search_path(void) {
+  shared_search_path = search_path_of(link_map_at((const void *)getauxval(AT_BASE)));
+}
+
 /* How many leading entries of `caller` come from its own RPATH/RUNPATH (and LD_LIBRARY_PATH
  * between them). glibc's list ends with the default directories, and searches ld.so.cache just
  * before them; those, like LD_LIBRARY_PATH when it comes after everything the caller adds, are
  * what the real dlopen searches for any caller. They are the tail the caller's list shares with
- * the dynamic linker's own (it has no RPATH or RUNPATH). glibc leaves dls_flags zero, so the
- * origin of an entry cannot be read from it. */
+ * the dynamic linker's own. (glibc leaves dls_flags zero, so an entry's origin cannot be read.) */
 static unsigned caller_only_entries(const Dl_serinfo *caller) {
-  Dl_serinfo *shared = search_path_of(link_map_at((const void *)getauxval(AT_BASE)));
+  pthread_once(&shared_search_path_once, compute_shared_search_path);
+  const Dl_serinfo *shared = shared_search_path;
   unsigned own = caller->dls_cnt;
   if (!shared) return own;
   for (unsigned i = shared->dls_cnt; i > 0 && own > 0; i--, own--)
     if (strcmp(shared->dls_serpath[i - 1].dls_name, caller->dls_serpath[own - 1].dls_name) != 0) break;
-  free(shared);
   return own;
 }
 
-/* The file the caller's own search path finds for `name`, or false when only the directories every
- * caller shares would (then the real dlopen finds the same file from any caller). */
-static bool find_in_caller_path(const char *name, const void *caller, char *found, size_t capacity) {
-  Dl_serinfo *paths = search_path_of(link_map_at(caller));
-  if (!paths) return false;
-  bool hit = false;
-  unsigned own = caller_only_entries(paths);
-  for (unsigned i = 0; i < own && !hit; i++) {
-    int length = snprintf(found, capacity, "%s/%s", paths->dls_serpath[i].dls_name, name);
-    hit = length > 0 && (size_t)length < capacity && is_loadable_elf(found);
-  }
-  free(paths);
-  return hit;
-}
-
-/* dlopen as if `caller` had called it. */
+/* dlopen as if `caller` had called it. Only a bare name from a caller with a search path of its
+ * own needs care; everything else the real dlopen resolves the same from any caller. */
 static void *open_for_caller(const char *file, int mode, const void *caller) {
   if (!file || strchr(file, '/')) return eh_real_dlopen(file, mode);
-  void *loaded = eh_real_dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
-  if (loaded) {
-    dlclose(loaded); /* already loaded: glibc matches it by name whoever asks */
-    return eh_real_dlopen(file, mode);
+  Dl_serinfo *paths = search_path_of(link_map_at(caller));
+  unsigned own = paths ? caller_only_entries(paths) : 0;
+  void *handle = NULL;
+  bool found = false; /* glibc stops at the first file it finds, loadable or not */
+  if (own > 0) {
+    void *loaded = eh_real_dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded) {
+      eh_real_dlclose(loaded); /* already loaded: glibc matches it by name whoever asks */
+    } else {
+      dlerror();
+      char path[PATH_MAX];
+      for (unsigned i = 0; i < own && !found; i++) {
+        int length = snprintf(path, sizeof path, "%s/%s", paths->dls_serpath[i].dls_name, file);
+        found = length > 0 && (size_t)length < sizeof path && is_loadable_elf(path);
+        if (found) handle = eh_real_dlopen(path, mode);
+      }
+    }
   }
-  dlerror();
-  char path[PATH_MAX];
-  if (find_in_caller_path(file, caller, path, sizeof path)) return eh_real_dlopen(path, mode);
-  return eh_real_dlopen(file, mode);
+  free(paths);
+  return found ? handle : eh_real_dlopen(file, mode);
+}
+
+/* Images unloaded by dlclose leave the registry at once, so a library mapped later at the same
+ * address is never mistaken for the one that was there. */
+int eh_hook_dlclose(void *handle) {
+  int result = eh_real_dlclose(handle);
+  if (eh_images_changed()) {
+    int saved_errno = errno;
+    eh_absorb_new_images();
+    errno = saved_errno;
+  }
+  return result;
 }
 
 void *eh_hook_dlopen(const char *file, int mode) {

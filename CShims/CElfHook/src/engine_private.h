@@ -25,7 +25,6 @@ typedef struct eh_slot {
   uint32_t symbol_index;
   uint32_t name_hash;
   const char *name;
-  const char *version;
   elfhook_slot_kind kind;
   uint32_t relocation_type;
   bool in_relro;
@@ -39,6 +38,7 @@ typedef struct eh_range {
 
 typedef struct eh_image {
   char *path;
+  char *loader_name;     /* dl_phdr_info.dlpi_name as glibc gave it: part of the image's identity */
   uintptr_t load_bias;
   const ElfW(Phdr) *phdr;
   ElfW(Half) phnum;
@@ -58,6 +58,17 @@ typedef struct eh_image {
   const ElfW(Sym) *symtab;
   uint32_t symbol_count;
   const char *strtab;
+  size_t strsz;
+  /* DT_GNU_HASH keeps the hash of every symbol it indexes: slots of those symbols are matched
+   * without reading their names (the names are what makes a first scan slow). */
+  const uint32_t *gnu_chains;
+  uint32_t gnu_symbol_offset;
+  /* Symbol versions, looked up only for the slots that are rebound or listed. */
+  const ElfW(Half) *versym;
+  const ElfW(Verneed) *verneed;
+  size_t verneednum;
+  const ElfW(Verdef) *verdef;
+  size_t verdefnum;
 } eh_image;
 
 /* Builds the image from a dl_iterate_phdr record. Returns NULL only when out of memory; a malformed
@@ -67,7 +78,10 @@ void eh_image_destroy(eh_image *image);
 bool eh_image_contains(const eh_image *image, uintptr_t address);
 /* True when `address` is a canonical PLT entry of this (non-PIE) executable. */
 bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address);
+/* The GNU hash of a name (the function DT_GNU_HASH uses), low bit cleared as the table stores it. */
 uint32_t eh_hash_name(const char *name);
+/* The version of a slot's symbol ("GLIBC_2.2.5"), or NULL when unversioned. */
+const char *eh_slot_version(const eh_image *image, const eh_slot *slot);
 void eh_image_public_view(const eh_image *image, elfhook_image *view);
 
 /* ---- registry.c: the images loaded now, synced with dl_iterate_phdr ---------------------------- */
@@ -90,18 +104,27 @@ void eh_forget_image(const eh_image *image);
 
 /* ---- slot_write.c: atomic stores into GOT slots, through RELRO ---------------------------------- */
 
+#define EH_MAX_OPEN_PAGES 32
+
 /* The page protections of the process, read from /proc/self/maps at most once per batch of writes
- * and only when a write meets a page the loader left read-only. */
+ * and only when a write meets a page the loader left read-only; and the pages made writable for
+ * the batch, each opened once however many of its slots are written. */
 typedef struct eh_protection_map {
   struct eh_mapping { uintptr_t start, end; int protection; } *mappings;
   size_t count;
   bool loaded;
+  struct eh_open_page { void *page; int prior; const char *path; } open[EH_MAX_OPEN_PAGES];
+  size_t open_count;
 } eh_protection_map;
 
 /* Stores `value` in `slot` of `image` with one atomic pointer store: directly when the loader left
- * the page writable, otherwise making the page writable and restoring its exact prior protection. */
+ * the page writable, otherwise after making the page writable (it stays so until
+ * eh_protection_restore, which the caller runs before it leaves the image's dl_iterate_phdr
+ * callback). */
 int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, void *value,
                   const char *symbol);
+/* Puts back the exact prior protection of every page eh_slot_store opened. */
+int eh_protection_restore(eh_protection_map *map);
 void eh_protection_map_free(eh_protection_map *map);
 
 /* ---- original.c: what a slot really calls --------------------------------------------------------- */
@@ -116,9 +139,11 @@ void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh
 /* The real dlopen: dlopen itself until the engine's own dlopen hook is installed, then the
  * original that hook replaced. The engine never calls dlopen through its own image's GOT. */
 extern void *(*eh_real_dlopen)(const char *, int);
+extern int (*eh_real_dlclose)(void *);
 /* True when `value` is the replacement of a live rebinding (a chain link, always callable). */
 bool eh_is_hook_replacement(void *value);
-/* Patches images that appeared since the last look (called after every hooked dlopen). */
+/* Brings the registry up to date and patches images that appeared since the last look (called
+ * after every hooked dlopen and dlclose). */
 void eh_absorb_new_images(void);
 /* Whether glibc's load counters moved since the engine last looked: a cheap hint, no lock. */
 bool eh_images_changed(void);

@@ -36,6 +36,7 @@ typedef struct dynamic_info {
   ElfW(Sxword) pltrel;
   const ElfW(Rela) *rela;
   size_t relasz;
+  size_t relacount; /* DT_RELACOUNT: the leading R_*_RELATIVE entries of DT_RELA, never slots */
   const ElfW(Half) *versym;
   const ElfW(Verneed) *verneed;
   size_t verneednum;
@@ -46,9 +47,15 @@ typedef struct dynamic_info {
 } dynamic_info;
 
 uint32_t eh_hash_name(const char *name) {
-  uint32_t hash = 2166136261u; /* FNV-1a */
-  for (const unsigned char *c = (const unsigned char *)name; *c; c++) hash = (hash ^ *c) * 16777619u;
-  return hash;
+  uint32_t hash = 5381;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) hash = hash * 33 + *c;
+  return hash & ~1u;
+}
+
+/* A slot's name hash: from DT_GNU_HASH's chains when the symbol is hashed there, else computed. */
+static uint32_t symbol_hash(const eh_image *image, uint32_t index, const char *name) {
+  if (image->gnu_chains && index >= image->gnu_symbol_offset) return image->gnu_chains[index - image->gnu_symbol_offset] & ~1u;
+  return eh_hash_name(name);
 }
 
 bool eh_image_contains(const eh_image *image, uintptr_t address) {
@@ -134,6 +141,7 @@ static bool read_dynamic(eh_image *image, dynamic_info *info) {
     case DT_PLTREL: info->pltrel = dynamic[i].d_un.d_val; break;
     case DT_RELA: info->rela = (const ElfW(Rela) *)absolute(image, value); break;
     case DT_RELASZ: info->relasz = dynamic[i].d_un.d_val; break;
+    case DT_RELACOUNT: info->relacount = dynamic[i].d_un.d_val; break;
     case DT_VERSYM: info->versym = (const ElfW(Half) *)absolute(image, value); break;
     case DT_VERNEED: info->verneed = (const ElfW(Verneed) *)absolute(image, value); break;
     case DT_VERNEEDNUM: info->verneednum = dynamic[i].d_un.d_val; break;
@@ -143,6 +151,18 @@ static bool read_dynamic(eh_image *image, dynamic_info *info) {
     case DT_GNU_HASH: info->gnu_hash = (const uint32_t *)absolute(image, value); break;
     default: break;
     }
+  }
+  return true;
+}
+
+/* One past the highest symbol index that `count` relocations at `table` name (0 when none). */
+static bool highest_relocated_symbol(eh_image *image, const ElfW(Rela) *table, size_t count, uint32_t *bound) {
+  if (!count) return true;
+  if (!contains_span(image, table, count * sizeof *table))
+    return malformed(image, "a relocation table lies outside the load segments");
+  for (size_t i = 0; i < count; i++) {
+    uint32_t index = ELF64_R_SYM(table[i].r_info);
+    if (index >= *bound) *bound = index + 1;
   }
   return true;
 }
@@ -167,10 +187,19 @@ static bool count_symbols(eh_image *image, const dynamic_info *info, uint32_t *c
   for (uint32_t b = 0; b < bucket_count; b++)
     if (buckets[b] > last) last = buckets[b];
   if (last < symbol_offset) {
+    /* No symbol is hashed (the image exports nothing). GNU ld then writes a fixed empty table
+     * whose symbol offset is 1 whatever .dynsym holds, so the undefined symbols past it are
+     * counted by the relocations that name them: those are the only ones the slots need. Every
+     * PIE that exports nothing hits this on aarch64, where ld hashes no undefined symbol; x86_64's
+     * ld also hashes undefined symbols that have no PLT entry (crt's __cxa_finalize), so there
+     * the table is rarely empty. */
     *count = symbol_offset;
-    return true;
+    return highest_relocated_symbol(image, info->jmprel, info->jmprel ? info->pltrelsz / sizeof(ElfW(Rela)) : 0, count) &&
+           highest_relocated_symbol(image, info->rela, info->rela ? info->relasz / sizeof(ElfW(Rela)) : 0, count);
   }
   const uint32_t *chains = buckets + bucket_count;
+  image->gnu_chains = chains;
+  image->gnu_symbol_offset = symbol_offset;
   for (;;) {
     const uint32_t *entry = &chains[last - symbol_offset];
     if (!contains_span(image, entry, sizeof *entry))
@@ -180,42 +209,6 @@ static bool count_symbols(eh_image *image, const dynamic_info *info, uint32_t *c
   }
   *count = last + 1;
   return true;
-}
-
-/* Version name of symbol `index`, from DT_VERSYM and DT_VERNEED / DT_VERDEF; NULL when none. */
-static const char *symbol_version(const eh_image *image, const dynamic_info *info, uint32_t index) {
-  if (!info->versym || !contains_span(image, &info->versym[index], sizeof(ElfW(Half)))) return NULL;
-  ElfW(Half) wanted = info->versym[index] & 0x7fff;
-  if (wanted <= 1) return NULL; /* local or global base version */
-  const char *need = (const char *)info->verneed;
-  for (size_t n = 0; need && n < info->verneednum; n++) {
-    const ElfW(Verneed) *entry = (const ElfW(Verneed) *)need;
-    if (!contains_span(image, entry, sizeof *entry)) return NULL;
-    const char *aux = need + entry->vn_aux;
-    for (ElfW(Half) a = 0; a < entry->vn_cnt; a++) {
-      const ElfW(Vernaux) *vernaux = (const ElfW(Vernaux) *)aux;
-      if (!contains_span(image, vernaux, sizeof *vernaux)) return NULL;
-      if (vernaux->vna_other == wanted)
-        return vernaux->vna_name < info->strsz ? info->strtab + vernaux->vna_name : NULL;
-      if (vernaux->vna_next == 0) break;
-      aux += vernaux->vna_next;
-    }
-    if (entry->vn_next == 0) break;
-    need += entry->vn_next;
-  }
-  const char *def = (const char *)info->verdef;
-  for (size_t n = 0; def && n < info->verdefnum; n++) {
-    const ElfW(Verdef) *entry = (const ElfW(Verdef) *)def;
-    if (!contains_span(image, entry, sizeof *entry)) return NULL;
-    if (entry->vd_ndx == wanted && entry->vd_cnt > 0) {
-      const ElfW(Verdaux) *verdaux = (const ElfW(Verdaux) *)(def + entry->vd_aux);
-      if (!contains_span(image, verdaux, sizeof *verdaux)) return NULL;
-      return verdaux->vda_name < info->strsz ? info->strtab + verdaux->vda_name : NULL;
-    }
-    if (entry->vd_next == 0) break;
-    def += entry->vd_next;
-  }
-  return NULL;
 }
 
 static int slot_kind(uint32_t type) {
@@ -254,8 +247,7 @@ static bool add_slots(eh_image *image, const dynamic_info *info, const ElfW(Rela
     slot->address = address;
     slot->symbol_index = index;
     slot->name = info->strtab + symbol->st_name;
-    slot->name_hash = eh_hash_name(slot->name);
-    slot->version = symbol_version(image, info, index);
+    slot->name_hash = symbol_hash(image, index, slot->name);
     slot->kind = (elfhook_slot_kind)kind;
     slot->relocation_type = type;
     slot->in_relro = (uintptr_t)address >= image->relro.start && (uintptr_t)address < image->relro.end;
@@ -275,20 +267,64 @@ static bool parse_slots(eh_image *image) {
     return malformed(image, "DT_SYMTAB lies outside the load segments");
   image->symtab = info.symtab;
   image->strtab = info.strtab;
+  image->strsz = info.strsz;
+  image->versym = info.versym;
+  image->verneed = info.verneed;
+  image->verneednum = info.verneednum;
+  image->verdef = info.verdef;
+  image->verdefnum = info.verdefnum;
 
   size_t jump_count = info.jmprel ? info.pltrelsz / sizeof(ElfW(Rela)) : 0;
   size_t rela_count = info.rela ? info.relasz / sizeof(ElfW(Rela)) : 0;
-  image->slots = calloc(jump_count + rela_count + 1, sizeof *image->slots);
+  size_t relative_count = info.relacount <= rela_count ? info.relacount : 0;
+  image->slots = calloc(jump_count + rela_count - relative_count + 1, sizeof *image->slots);
   if (!image->slots) return malformed(image, "out of memory for its slot table");
   eh_range jump_table = {(uintptr_t)info.jmprel, (uintptr_t)info.jmprel + info.pltrelsz};
   if (!add_slots(image, &info, info.jmprel, jump_count, (eh_range){0, 0})) return false;
-  if (!add_slots(image, &info, info.rela, rela_count, jump_table)) return false;
+  if (!add_slots(image, &info, info.rela + relative_count, rela_count - relative_count, jump_table)) return false;
 
   if (image->is_main_program && ((const ElfW(Ehdr) *)image->header)->e_type == ET_EXEC) {
     for (uint32_t i = 1; i < image->symbol_count && !image->has_canonical_plt; i++)
       image->has_canonical_plt = info.symtab[i].st_shndx == SHN_UNDEF && info.symtab[i].st_value != 0;
   }
   return true;
+}
+
+/* From DT_VERSYM and DT_VERNEED / DT_VERDEF, bounds-checked like everything read from memory. */
+const char *eh_slot_version(const eh_image *image, const eh_slot *slot) {
+  uint32_t index = slot->symbol_index;
+  if (!image->versym || !contains_span(image, &image->versym[index], sizeof(ElfW(Half)))) return NULL;
+  ElfW(Half) wanted = image->versym[index] & 0x7fff;
+  if (wanted <= 1) return NULL; /* local or global base version */
+  const char *need = (const char *)image->verneed;
+  for (size_t n = 0; need && n < image->verneednum; n++) {
+    const ElfW(Verneed) *entry = (const ElfW(Verneed) *)need;
+    if (!contains_span(image, entry, sizeof *entry)) return NULL;
+    const char *aux = need + entry->vn_aux;
+    for (ElfW(Half) a = 0; a < entry->vn_cnt; a++) {
+      const ElfW(Vernaux) *vernaux = (const ElfW(Vernaux) *)aux;
+      if (!contains_span(image, vernaux, sizeof *vernaux)) return NULL;
+      if (vernaux->vna_other == wanted)
+        return vernaux->vna_name < image->strsz ? image->strtab + vernaux->vna_name : NULL;
+      if (vernaux->vna_next == 0) break;
+      aux += vernaux->vna_next;
+    }
+    if (entry->vn_next == 0) break;
+    need += entry->vn_next;
+  }
+  const char *def = (const char *)image->verdef;
+  for (size_t n = 0; def && n < image->verdefnum; n++) {
+    const ElfW(Verdef) *entry = (const ElfW(Verdef) *)def;
+    if (!contains_span(image, entry, sizeof *entry)) return NULL;
+    if (entry->vd_ndx == wanted && entry->vd_cnt > 0) {
+      const ElfW(Verdaux) *verdaux = (const ElfW(Verdaux) *)(def + entry->vd_aux);
+      if (!contains_span(image, verdaux, sizeof *verdaux)) return NULL;
+      return verdaux->vda_name < image->strsz ? image->strtab + verdaux->vda_name : NULL;
+    }
+    if (entry->vd_next == 0) break;
+    def += entry->vd_next;
+  }
+  return NULL;
 }
 
 bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address) {
@@ -310,8 +346,9 @@ eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_ad
   image->phnum = info->dlpi_phnum;
   image->is_main_program = (uintptr_t)info->dlpi_phdr == getauxval(AT_PHDR);
   image->path = image_path(info, image->is_main_program);
-  if (!image->path) {
-    free(image);
+  image->loader_name = strdup(info->dlpi_name ? info->dlpi_name : "");
+  if (!image->path || !image->loader_name) {
+    eh_image_destroy(image);
     return NULL;
   }
   read_program_headers(image);
@@ -329,6 +366,7 @@ void eh_image_destroy(eh_image *image) {
   if (!image) return;
   free(image->slots);
   free(image->path);
+  free(image->loader_name);
   free(image);
 }
 

@@ -14,6 +14,7 @@
 #include <elf.h>
 
 void *(*eh_real_dlopen)(const char *, int) = dlopen;
+int (*eh_real_dlclose)(void *) = dlclose;
 
 static bool is_canonical_plt(eh_registry *registry, uintptr_t value) {
   for (size_t i = 0; i < registry->count; i++)
@@ -33,23 +34,25 @@ static bool is_callable(eh_registry *registry, const eh_image *image, const eh_s
   return !is_canonical_plt(registry, value);
 }
 
-static void *lookup_in(const eh_image *image, const eh_slot *slot) {
+/* `slot` belongs to `importer`; the look-up runs in `image`'s scope. */
+static void *lookup_in(const eh_image *image, const eh_image *importer, const eh_slot *slot) {
   void *handle = eh_real_dlopen(image->is_main_program ? NULL : image->path, RTLD_LAZY | RTLD_NOLOAD);
   if (!handle) return NULL;
-  void *found = slot->version ? dlvsym(handle, slot->name, slot->version) : dlsym(handle, slot->name);
-  dlclose(handle);
+  const char *version = eh_slot_version(importer, slot);
+  void *found = version ? dlvsym(handle, slot->name, version) : dlsym(handle, slot->name);
+  eh_real_dlclose(handle);
   return found;
 }
 
 /* dlsym returns definitions (IFUNCs already resolved), never lazy stubs; only a canonical PLT entry
  * of a non-PIE executable has to be refused. */
 static void *look_up(eh_registry *registry, const eh_image *image, const eh_slot *slot) {
-  void *found = lookup_in(image, slot);
+  void *found = lookup_in(image, image, slot);
   if (found && !is_canonical_plt(registry, (uintptr_t)found)) return found;
   for (size_t i = 0; i < registry->count; i++) {
     const eh_image *candidate = registry->images[i];
     if (candidate->is_main_program || candidate->is_vdso || !candidate->parsed_ok) continue;
-    found = lookup_in(candidate, slot);
+    found = lookup_in(candidate, image, slot);
     if (found && eh_image_contains(candidate, (uintptr_t)found)) return found;
   }
   return NULL;
@@ -59,8 +62,10 @@ void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh
   if (is_callable(registry, image, slot, (uintptr_t)value)) return value;
   void *found = look_up(registry, image, slot);
   dlerror(); /* the host must not see our failed look-ups in its next dlerror() */
-  if (!found)
-    elfhook_append_error("cannot resolve the original of '%s%s%s' for %s", slot->name, slot->version ? "@" : "",
-                         slot->version ? slot->version : "", image->path);
+  if (!found) {
+    const char *version = eh_slot_version(image, slot);
+    elfhook_append_error("cannot resolve the original of '%s%s%s' for %s", slot->name, version ? "@" : "",
+                         version ? version : "", image->path);
+  }
   return found;
 }

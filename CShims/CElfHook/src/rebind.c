@@ -45,6 +45,7 @@ static elfhook_statistics statistics;
 static bool dlopen_hook_installed;
 
 void *eh_hook_dlopen(const char *file, int mode);
+int eh_hook_dlclose(void *handle);
 
 /* ---- guarded passes over slots -------------------------------------------------------------------- */
 
@@ -92,6 +93,9 @@ static int guarded_visit(struct dl_phdr_info *info, size_t size, void *context) 
       pass->status = status;
     }
   }
+  /* Close this image's pages while glibc still guarantees the image is mapped. */
+  int restored = eh_protection_restore(&pass->protections);
+  if (restored != ELFHOOK_OK) pass->status = restored;
   return 0;
 }
 
@@ -172,14 +176,27 @@ static bool data_pointer_untouched(const slot_access *accesses, size_t count, co
   return access->handle->originals[access->rebinding] == access->seen;
 }
 
+/* A 1024-bit filter of the handle's name hashes: most slots are rejected by one bit test. */
+typedef struct name_filter {
+  uint64_t bits[16];
+} name_filter;
+
+static bool name_filter_may_contain(const name_filter *filter, uint32_t hash) {
+  return filter->bits[(hash >> 6) & 15] & (UINT64_C(1) << (hash & 63));
+}
+
 static int apply(elfhook_handle *handle, eh_image **images, size_t image_count) {
   slot_access *accesses = NULL;
   size_t count = 0, capacity = 0;
+  name_filter filter = {{0}};
+  for (uint32_t r = 0; r < handle->count; r++)
+    filter.bits[(handle->hashes[r] >> 6) & 15] |= UINT64_C(1) << (handle->hashes[r] & 63);
   for (size_t i = 0; i < image_count; i++) {
     eh_image *image = images[i];
     if (!handle_wants(handle, image)) continue;
     for (size_t s = 0; s < image->slot_count; s++) {
       eh_slot *slot = &image->slots[s];
+      if (!name_filter_may_contain(&filter, slot->name_hash)) continue;
       for (uint32_t r = 0; r < handle->count; r++) {
         if (slot->name_hash != handle->hashes[r] || strcmp(slot->name, handle->rebindings[r].name) != 0) continue;
         slot_access access = {.image = image, .slot = slot, .handle = handle, .rebinding = r, .wanted = true};
@@ -362,12 +379,16 @@ static int install(elfhook_handle *handle) {
   return apply(handle, registry.images, registry.count);
 }
 
-/* Later images are found by hooking dlopen itself, the way fishhook registers with dyld. */
+/* Later images are found by hooking dlopen itself, the way fishhook registers with dyld; dlclose
+ * too, so unloaded images leave the registry before anything can be mapped in their place. */
 static int ensure_dlopen_hook(void) {
   if (dlopen_hook_installed) return ELFHOOK_OK;
-  struct rebinding hook = {"dlopen", (void *)eh_hook_dlopen, (void **)&eh_real_dlopen};
+  struct rebinding hooks[] = {
+      {"dlopen", (void *)eh_hook_dlopen, (void **)&eh_real_dlopen},
+      {"dlclose", (void *)eh_hook_dlclose, (void **)&eh_real_dlclose},
+  };
   elfhook_handle *handle;
-  int status = handle_create(&hook, 1, NULL, &handle);
+  int status = handle_create(hooks, 2, NULL, &handle);
   if (status != ELFHOOK_OK) return status;
   dlopen_hook_installed = true;
   return install(handle);
@@ -527,7 +548,7 @@ static int snapshot_visit(struct dl_phdr_info *info, size_t size, void *context)
   if (image->load_bias != info->dlpi_addr || image->phdr != info->dlpi_phdr) return 0;
   for (size_t s = 0; s < image->slot_count; s++) {
     const eh_slot *slot = &image->slots[s];
-    snapshot->slots[s] = (elfhook_slot){slot->name, slot->version, slot->kind, slot->relocation_type, slot->address,
+    snapshot->slots[s] = (elfhook_slot){slot->name, eh_slot_version(image, slot), slot->kind, slot->relocation_type, slot->address,
                                         __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
   }
   return 1;

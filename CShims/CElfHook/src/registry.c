@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct sync_walk {
   eh_registry *registry;
@@ -20,9 +21,15 @@ typedef struct sync_walk {
 
 static void engine_anchor(void) {}
 
-static eh_image *find(eh_registry *registry, uintptr_t bias, const ElfW(Phdr) *phdr) {
-  for (size_t i = 0; i < registry->count; i++)
-    if (registry->images[i]->load_bias == bias && registry->images[i]->phdr == phdr) return registry->images[i];
+/* Another library can be mapped where an unloaded one was, at the same bias and with the same
+ * program header address: the name is part of the identity. */
+static eh_image *find(eh_registry *registry, const struct dl_phdr_info *info) {
+  for (size_t i = 0; i < registry->count; i++) {
+    eh_image *image = registry->images[i];
+    if (image->load_bias == info->dlpi_addr && image->phdr == info->dlpi_phdr &&
+        strcmp(image->loader_name, info->dlpi_name ? info->dlpi_name : "") == 0)
+      return image;
+  }
   return NULL;
 }
 
@@ -49,7 +56,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *context) {
   walk->adds = info->dlpi_adds;
   walk->subs = info->dlpi_subs;
 
-  eh_image *image = find(registry, info->dlpi_addr, info->dlpi_phdr);
+  eh_image *image = find(registry, info);
   if (image) {
     image->seen = true;
     return 0;

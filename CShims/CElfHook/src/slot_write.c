@@ -2,7 +2,8 @@
  *
  * With full RELRO (-z relro -z now) the dynamic linker makes the GOT read-only after relocating
  * it. To rebind we make the page writable, store, and put back exactly the protection the page had,
- * as /proc/self/maps reports it (not an assumed PROT_READ). The store itself is one aligned
+ * as /proc/self/maps reports it (not an assumed PROT_READ). A page is opened once per image and
+ * batch, however many of its slots are written, and closed before the batch leaves the image. The store itself is one aligned
  * pointer-sized atomic store, so a thread calling through the slot at that instant reaches either
  * the old or the new function. */
 #include "engine_private.h"
@@ -86,9 +87,30 @@ static bool loader_left_writable(const eh_image *image, uintptr_t address) {
   return false;
 }
 
+int eh_protection_restore(eh_protection_map *map) {
+  int status = ELFHOOK_OK;
+  long page_size = sysconf(_SC_PAGESIZE);
+  for (size_t i = 0; i < map->open_count; i++) {
+    struct eh_open_page *open = &map->open[i];
+    if (mprotect(open->page, (size_t)page_size, open->prior) != 0)
+      status = elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, restore) in %s: %s", open->page,
+                                 page_size, open->path, strerror(errno));
+  }
+  map->open_count = 0;
+  return status;
+}
+
+static bool is_open(const eh_protection_map *map, void *page) {
+  for (size_t i = 0; i < map->open_count; i++)
+    if (map->open[i].page == page) return true;
+  return false;
+}
+
 int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, void *value, const char *symbol) {
   uintptr_t address = (uintptr_t)slot;
-  if (loader_left_writable(image, address)) {
+  long page_size = sysconf(_SC_PAGESIZE);
+  void *page = (void *)(address & ~((uintptr_t)page_size - 1));
+  if (loader_left_writable(image, address) || is_open(map, page)) {
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     return ELFHOOK_OK;
   }
@@ -104,14 +126,14 @@ int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, vo
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     return ELFHOOK_OK;
   }
-  long page_size = sysconf(_SC_PAGESIZE);
-  void *page = (void *)(address & ~((uintptr_t)page_size - 1));
+  if (map->open_count == EH_MAX_OPEN_PAGES) {
+    int status = eh_protection_restore(map);
+    if (status != ELFHOOK_OK) return status;
+  }
   if (mprotect(page, (size_t)page_size, prior | PROT_WRITE) != 0)
     return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, +W) for '%s' in %s: %s", page,
                              page_size, symbol, image->path, strerror(errno));
+  map->open[map->open_count++] = (struct eh_open_page){page, prior, image->path};
   __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-  if (mprotect(page, (size_t)page_size, prior) != 0)
-    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, restore) for '%s' in %s: %s", page,
-                             page_size, symbol, image->path, strerror(errno));
   return ELFHOOK_OK;
 }
