@@ -29,7 +29,8 @@ public struct ElfFile: Sendable {
   /// The section headers, in file order (index 0, the null section, included); empty when the file
   /// has no section header table. The corresponding libelf function is `gelf_getshdr`.
   public let sections: [Section]
-  /// The entries of `.dynsym` (entry 0 included), with versions from `.gnu.version`.
+  /// The entries of `.dynsym` (entry 0 included), with versions from `.gnu.version`. For a file
+  /// without section headers they come from `DT_SYMTAB` (see `ElfFileParser+DynamicSegment.swift`).
   /// The corresponding libelf functions are `gelf_getsym` and `gelf_getversym`.
   public let dynamicSymbols: [Symbol]
   /// Every relocation of every `SHT_RELA` and `SHT_REL` section, in file order.
@@ -37,13 +38,13 @@ public struct ElfFile: Sendable {
   public let relocations: [Relocation]
   /// The `DT_NEEDED` entries, in order. The corresponding libelf function is `gelf_getdyn`.
   public let neededLibraries: [String]
-  /// `DT_RUNPATH`, unexpanded (may contain `$ORIGIN`).
+  /// `DT_RUNPATH`, unexpanded (may contain `$ORIGIN`). The corresponding libelf function is `gelf_getdyn`.
   public let runpath: String?
-  /// `DT_RPATH`, unexpanded.
+  /// `DT_RPATH`, unexpanded. The corresponding libelf function is `gelf_getdyn`.
   public let rpath: String?
-  /// `DT_SONAME`.
+  /// `DT_SONAME`. The corresponding libelf function is `gelf_getdyn`.
   public let soname: String?
-  /// `DT_FLAGS` (0 when absent).
+  /// `DT_FLAGS` (0 when absent; a `DT_BIND_NOW` entry adds `DF_BIND_NOW`).
   public let dynamicFlags: UInt64
   /// `DT_FLAGS_1` (0 when absent).
   public let dynamicFlags1: UInt64
