@@ -119,6 +119,76 @@ struct InspectTests {
     #expect(text.stdout.contains("POINTS INTO"))
   }
 
+  /// A preloaded library whose constructor points the main program's `puts` GOT slot at its own
+  /// `replacement_puts`: `inspect --pid` must flag exactly that slot as hooked.
+  static let hookSource = """
+    #define _GNU_SOURCE
+    #include <elf.h>
+    #include <link.h>
+    #include <string.h>
+    #include <stdint.h>
+    #include <sys/mman.h>
+    #include <unistd.h>
+    int replacement_puts(const char *s) { (void)s; return 0; }
+    static int patch_main(struct dl_phdr_info *info, size_t size, void *data) {
+      (void)size; (void)data;
+      const ElfW(Dyn) *dyn = NULL;
+      for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+      if (!dyn) return 1;
+      const ElfW(Rela) *rela = NULL; size_t size_bytes = 0; const ElfW(Sym) *symtab = NULL; const char *strtab = NULL;
+      for (; dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_JMPREL) rela = (const void *)dyn->d_un.d_ptr;
+        if (dyn->d_tag == DT_PLTRELSZ) size_bytes = dyn->d_un.d_val;
+        if (dyn->d_tag == DT_SYMTAB) symtab = (const void *)dyn->d_un.d_ptr;
+        if (dyn->d_tag == DT_STRTAB) strtab = (const void *)dyn->d_un.d_ptr;
+      }
+      for (size_t i = 0; rela && i < size_bytes / sizeof *rela; i++) {
+        const char *name = strtab + symtab[ELF64_R_SYM(rela[i].r_info)].st_name;
+        if (strcmp(name, "puts") != 0) continue;
+        void **slot = (void **)(info->dlpi_addr + rela[i].r_offset);
+        long page = sysconf(_SC_PAGESIZE);
+        uintptr_t start = (uintptr_t)slot & ~(uintptr_t)(page - 1);
+        mprotect((void *)start, page, PROT_READ | PROT_WRITE);
+        *slot = (void *)replacement_puts;
+      }
+      return 1;  /* the main program is the first entry */
+    }
+    __attribute__((constructor)) static void install(void) { dl_iterate_phdr(patch_main, NULL); }
+    """
+
+  @Test("--pid flags a GOT slot rebound into an image that does not define the symbol")
+  func pidModeSeesHook() throws {
+    let directory = try Support.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let hook = try Support.compile(
+      Self.hookSource, named: "hook.c", in: directory, output: "libhook.so", flags: ["-shared", "-fPIC"])
+    let program = try Support.compile(
+      "#include <stdio.h>\n#include <unistd.h>\nint main(void) { puts(\"x\"); sleep(30); return 0; }\n",
+      named: "prog.c", in: directory, output: "prog", flags: ["-Wl,-z,lazy"])
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: program)
+    process.environment = ["LD_PRELOAD": hook]
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    defer {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    usleep(300_000)
+    let result = try Support.run(try elfhook(), ["inspect", "--json", "--pid", String(process.processIdentifier)])
+    #expect(result.status == 0, "\(result.stderr)")
+    let images = try json(result.stdout)["images"] as? [[String: Any]] ?? []
+    let main = try #require(images.first { $0["path"] as? String == program })
+    let puts = slots(main).first { $0["symbol"] as? String == "puts" }
+    #expect(puts?["points_into"] as? String == hook)
+    #expect(puts?["hooked"] as? Bool == true)
+    let hooked = images.flatMap(slots).filter { $0["hooked"] as? Bool == true }
+    #expect(hooked.count == 1, "\(hooked)")
+    let text = try Support.run(try elfhook(), ["inspect", "--pid", String(process.processIdentifier)])
+    #expect(text.stdout.split(separator: "\n").contains { $0.contains("puts") && $0.contains("HOOKED?") })
+  }
+
   @Test("a missing process is one line on stderr and status 1")
   func missingProcess() throws {
     let result = try Support.run(try elfhook(), ["inspect", "--pid", "999999999"])
