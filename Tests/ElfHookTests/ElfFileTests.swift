@@ -36,8 +36,57 @@ struct ElfFileTests {
     #expect(file.relocations.count == all.count)
     #expect(Set(file.relocations.map { "\($0.offset) \($0.typeName)" }) == Set(all.map { "\($0.offset) \($0.type)" }))
     // --data-pointers: symbol-bearing R_X86_64_64.
-    let absolute = all.filter { $0.type == "R_X86_64_64" && !$0.symbol.isEmpty }
+    let absolute = all.filter { ($0.type == "R_X86_64_64" || $0.type == "R_AARCH64_ABS64") && !$0.symbol.isEmpty }
     #expect(Set(file.importSlots.filter { $0.kind == .absolute }.map(Self.importKey)) == Set(absolute))
+  }
+
+  /// AArch64 files, when Debian's cross toolchain (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross) is
+  /// installed: a compiled executable, a relocatable object (many AArch64 relocation types) and the
+  /// cross libc. Skipped with a message otherwise.
+  @Test("AArch64: relocation names and import slots equal readelf -rW")
+  func aarch64() throws {
+    let compiler = "/usr/bin/aarch64-linux-gnu-gcc"
+    guard FileManager.default.isExecutableFile(atPath: compiler) else {
+      print("SKIPPED: \(compiler) is not installed (apt-get install -y gcc-aarch64-linux-gnu)")
+      return
+    }
+    let directory = try Support.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let source = """
+      #include <stdio.h>
+      #include <string.h>
+      int (*pointer)(const char *) = puts;
+      static char buffer[64];
+      int main(int argc, char **argv) { strcpy(buffer, argv[0]); puts(buffer); return pointer("y") + argc; }
+      """
+    let sourceURL = directory.appendingPathComponent("a64.c")
+    try source.write(to: sourceURL, atomically: true, encoding: .utf8)
+    var files: [String] = []
+    for (output, flags) in [("a64", ["-Wl,-z,lazy"]), ("a64-now", ["-Wl,-z,now"]), ("a64.o", ["-c", "-fPIC"])] {
+      let path = directory.appendingPathComponent(output).path
+      let result = try Support.run(compiler, [sourceURL.path, "-o", path] + flags)
+      try #require(result.status == 0, "\(result.stderr)")
+      files.append(path)
+    }
+    let crossLibc = "/usr/aarch64-linux-gnu/lib/libc.so.6"
+    if FileManager.default.fileExists(atPath: crossLibc) { files.append(crossLibc) }
+    for path in files {
+      let file = try ElfFile(path: path)
+      #expect(file.header.machineName == "AArch64")
+      let all = try Support.readelfRelocations(path)
+      let mine = file.relocations.map { "\($0.offset) \($0.typeName)" }
+      let theirs = all.map { "\($0.offset) \($0.type)" }
+      let differences = zip(mine, theirs).filter { $0 != $1 }.prefix(5).map { "\($0) vs readelf \($1)" }
+      #expect(mine.count == theirs.count && differences.isEmpty, "\(path): \(differences)")
+      let expected = all.filter { $0.type.hasSuffix("_JUMP_SLOT") || $0.type.hasSuffix("_GLOB_DAT") }
+      #expect(Set(file.importSlots.filter { $0.kind != .absolute }.map(Self.importKey)) == Set(expected), "\(path)")
+      let absolute = all.filter { $0.type == "R_AARCH64_ABS64" && !$0.symbol.isEmpty }
+      #expect(Set(file.importSlots.filter { $0.kind == .absolute }.map(Self.importKey)) == Set(absolute), "\(path)")
+    }
+    let executable = try ElfFile(path: files[0])
+    #expect(executable.importSlots.contains { $0.symbol == "puts" && $0.typeName == "R_AARCH64_JUMP_SLOT" })
+    #expect(executable.importSlots.contains { $0.symbol == "puts" && $0.kind == .absolute })
+    #expect(try ElfFile(path: files[1]).relro == .full)
   }
 
   @Test("dynamic symbols equal readelf --dyn-syms -W", arguments: systemBinaries)
