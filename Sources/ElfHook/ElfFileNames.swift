@@ -161,7 +161,9 @@ enum ElfNames {
 
   static let i386Relocations: [UInt32: String] = [
     0: "NONE", 1: "32", 2: "PC32", 3: "GOT32", 4: "PLT32", 5: "COPY", 6: "GLOB_DAT", 7: "JUMP_SLOT",
-    8: "RELATIVE", 9: "GOTOFF", 10: "GOTPC", 14: "TLS_TPOFF", 35: "TLS_DTPMOD32",
-    36: "TLS_DTPOFF32", 37: "TLS_TPOFF32", 41: "TLS_DESC", 42: "IRELATIVE",
+    8: "RELATIVE", 9: "GOTOFF", 10: "GOTPC", 11: "32PLT", 14: "TLS_TPOFF", 15: "TLS_IE", 16: "TLS_GOTIE",
+    17: "TLS_LE", 18: "TLS_GD", 19: "TLS_LDM", 20: "16", 21: "PC16", 22: "8", 23: "PC8", 32: "TLS_LDO_32",
+    33: "TLS_IE_32", 34: "TLS_LE_32", 35: "TLS_DTPMOD32", 36: "TLS_DTPOFF32", 37: "TLS_TPOFF32",
+    38: "SIZE32", 39: "TLS_GOTDESC", 40: "TLS_DESC_CALL", 41: "TLS_DESC", 42: "IRELATIVE", 43: "GOT32X",
   ]
 }

@@ -216,7 +216,12 @@ extension ElfFileParser {
               strings: { string(section: table.strings, offset: $0) },
               versions: nil)
           {
-            name = symbol.name
+            // A section symbol has no name of its own: readelf shows its section's, and so do we.
+            if symbol.name.isEmpty, symbol.type == 3, Int(symbol.sectionIndex) < sections.count {
+              name = sections[Int(symbol.sectionIndex)].name
+            } else {
+              name = symbol.name
+            }
           }
         }
         relocations.append(

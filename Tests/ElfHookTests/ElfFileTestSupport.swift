@@ -92,8 +92,9 @@ enum ElfTestSupport {
       else { continue }
       var symbol = ""
       var version: String?
-      // offset info type value name + addend  (a line without a symbol has only the addend)
-      if fields.count >= 7 {
+      // RELA: offset info type value name + addend (without a symbol: offset info type addend).
+      // REL:  offset info type value name          (without a symbol: offset info type).
+      if fields.count == 5 || fields.count >= 7 {
         let (name, ver) = splitVersion(String(fields[4]))
         symbol = name
         version = ver

@@ -89,6 +89,39 @@ struct ElfFileTests {
     #expect(try ElfFile(path: files[1]).relro == .full)
   }
 
+  /// ELFCLASS32 with SHT_REL relocations: an i386 shared library and object built with `cc -m32`
+  /// (no 32-bit libc needed: `-nostdlib`). Skipped with a message when the compiler cannot do it.
+  @Test("i386: 32-bit class, REL relocations, names equal readelf -rW")
+  func i386() throws {
+    let directory = try Support.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let source = "extern int ext(int); extern int data_ext;\nint (*fp)(int) = ext;\nint f(int x) { return ext(x) + data_ext; }\n"
+    let library: String
+    let object: String
+    do {
+      library = try Support.compile(
+        source, named: "t32.c", in: directory, output: "t32.so", flags: ["-m32", "-fPIC", "-shared", "-nostdlib"])
+      object = try Support.compile(source, named: "t32.c", in: directory, output: "t32.o", flags: ["-m32", "-fPIC", "-c"])
+    } catch {
+      print("SKIPPED: cc -m32 cannot build a 32-bit fixture: \(error)")
+      return
+    }
+    for path in [library, object] {
+      let file = try ElfFile(path: path)
+      #expect(file.header.bits == 32)
+      #expect(file.header.machineName == "i386")
+      let all = try Support.readelfRelocations(path)
+      #expect(file.relocations.map { "\($0.offset) \($0.typeName) \($0.symbolName ?? "")" }
+        == all.map { "\($0.offset) \($0.type) \($0.symbol)" })
+      let expected = all.filter { $0.type.hasSuffix("_JUMP_SLOT") || $0.type.hasSuffix("_GLOB_DAT") }
+      #expect(Set(file.importSlots.filter { $0.kind != .absolute }.map(Self.importKey)) == Set(expected))
+    }
+    let slots = try ElfFile(path: library).importSlots
+    #expect(slots.contains { $0.symbol == "ext" && $0.typeName == "R_386_JUMP_SLOT" })
+    #expect(slots.contains { $0.symbol == "data_ext" && $0.typeName == "R_386_GLOB_DAT" })
+    #expect(slots.contains { $0.symbol == "ext" && $0.kind == .absolute })
+  }
+
   @Test("dynamic symbols equal readelf --dyn-syms -W", arguments: systemBinaries)
   func dynamicSymbolsMatchReadelf(path: String) throws {
     guard FileManager.default.fileExists(atPath: path) else {
