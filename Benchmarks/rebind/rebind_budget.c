@@ -2,7 +2,7 @@
  *  1. rebinding the 20 names NetMonitor hooks across every loaded image (cold: images parsed for
  *     the first time), its undo, and the same rebinding again (warm: no image parsed again);
  *  2. the cost the engine's dlopen hook adds to one dlopen of a library with no dependencies
- *     loaded yet (libsqlite3), dlopen+dlclose repeated, without and with the hook, side by side.
+ *     loaded yet (libelf, whose only dependency libz is loaded already), dlopen+dlclose repeated, without and with the hook, side by side.
  * Rebinding targets are never called: every rebinding is undone before the constructor returns,
  * so the host runs unchanged. Prints one block to stderr. */
 #define _GNU_SOURCE
@@ -62,7 +62,7 @@ static double dlopen_cycle_us(const char *library, int rounds) {
 }
 
 __attribute__((constructor)) static void measure(void) {
-  const char *library = getenv("REBIND_BUDGET_LIBRARY") ? getenv("REBIND_BUDGET_LIBRARY") : "libsqlite3.so.0";
+  const char *library = getenv("REBIND_BUDGET_LIBRARY") ? getenv("REBIND_BUDGET_LIBRARY") : "libelf.so.1";
   int rounds = getenv("REBIND_BUDGET_ROUNDS") ? atoi(getenv("REBIND_BUDGET_ROUNDS")) : 200;
   int images = 0;
   dl_iterate_phdr(count_image, &images);

@@ -18,7 +18,7 @@ static int hook_0(int a, int b) { return original[0](a, b) + 1000; }
 static int hook_1(int a, int b) { return original[1](a, b) + 2000; }
 
 static atomic_bool stop;
-static atomic_long calls, wrong;
+static atomic_long calls, wrong, hooked;
 
 static void *caller(void *unused) {
   (void)unused;
@@ -26,6 +26,7 @@ static void *caller(void *unused) {
     int value = target_add(1, 2);
     /* 3 (no hook), 1003, 2003, 3003 (both, either order) */
     if (value != 3 && value != 1003 && value != 2003 && value != 3003) atomic_fetch_add(&wrong, 1);
+    if (value != 3) atomic_fetch_add(&hooked, 1);
     atomic_fetch_add(&calls, 1);
   }
   return NULL;
@@ -53,7 +54,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < CALLERS; i++) pthread_join(threads[i], NULL);
   CHECK(atomic_load(&wrong) == 0);
   CHECK(atomic_load(&calls) > 0);
+  CHECK(atomic_load(&hooked) > 0); /* the hooks really were in the path, not skipped */
   CHECK(target_add(1, 2) == 3);
-  printf("hammer: %ld rebind/undo rounds, %ld calls from %d threads\n", iterations, atomic_load(&calls), CALLERS);
+  printf("hammer: %ld rebind/undo rounds, %ld calls from %d threads, %ld through hooks\n", iterations,
+         atomic_load(&calls), CALLERS, atomic_load(&hooked));
   return finish();
 }

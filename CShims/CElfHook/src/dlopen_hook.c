@@ -92,24 +92,21 @@ static void *open_for_caller(const char *file, int mode, const void *caller) {
   if (!file || strchr(file, '/')) return eh_real_dlopen(file, mode);
   Dl_serinfo *paths = search_path_of(link_map_at(caller));
   unsigned own = paths ? caller_only_entries(paths) : 0;
-  void *handle = NULL;
+  char path[PATH_MAX];
   bool found = false; /* glibc stops at the first file it finds, loadable or not */
-  if (own > 0) {
-    void *loaded = eh_real_dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
-    if (loaded) {
-      eh_real_dlclose(loaded); /* already loaded: glibc matches it by name whoever asks */
-    } else {
-      dlerror();
-      char path[PATH_MAX];
-      for (unsigned i = 0; i < own && !found; i++) {
-        int length = snprintf(path, sizeof path, "%s/%s", paths->dls_serpath[i].dls_name, file);
-        found = length > 0 && (size_t)length < sizeof path && is_loadable_elf(path);
-        if (found) handle = eh_real_dlopen(path, mode);
-      }
-    }
+  for (unsigned i = 0; i < own && !found; i++) {
+    int length = snprintf(path, sizeof path, "%s/%s", paths->dls_serpath[i].dls_name, file);
+    found = length > 0 && (size_t)length < sizeof path && is_loadable_elf(path);
   }
   free(paths);
-  return found ? handle : eh_real_dlopen(file, mode);
+  if (!found) return eh_real_dlopen(file, mode);
+  void *loaded = eh_real_dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+  if (loaded) {
+    eh_real_dlclose(loaded); /* a library of that name is loaded: glibc returns it whoever asks */
+    return eh_real_dlopen(file, mode);
+  }
+  dlerror();
+  return eh_real_dlopen(path, mode);
 }
 
 /* Images unloaded by dlclose leave the registry at once, so a library mapped later at the same

@@ -50,8 +50,15 @@ typedef struct eh_image {
   bool load_writable[EH_MAX_LOAD_SEGMENTS]; /* PF_W: the loader left it read-write */
   int load_count;
   eh_range relro;        /* empty when there is no PT_GNU_RELRO */
-  eh_slot *slots;
+  eh_range data;         /* the first writable PT_LOAD, where relocation targets normally lie */
+  /* The import slots are read from the relocation tables in place, never copied: DT_JMPREL, and
+   * DT_RELA past its DT_RELACOUNT relative entries (minus DT_JMPREL when it covers it). */
+  const ElfW(Rela) *tables[2];
+  size_t table_counts[2];
+  eh_range jump_table;
   size_t slot_count;
+  uint32_t *unindexed_hashes; /* name hashes of the symbols DT_GNU_HASH does not index */
+  uint32_t unindexed_count;
   /* Non-PIE executables only: symbols that are undefined but have a value are canonical PLT
    * entries; other images' slots may point there, and that is not a real function. */
   bool has_canonical_plt;
@@ -80,6 +87,11 @@ bool eh_image_contains(const eh_image *image, uintptr_t address);
 bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address);
 /* The GNU hash of a name (the function DT_GNU_HASH uses), low bit cleared as the table stores it. */
 uint32_t eh_hash_name(const char *name);
+/* Calls `callback` for each import slot whose name hash passes `name_filter` (16 words of a
+ * 1024-bit filter indexed by hash; NULL passes every slot), until it returns false. */
+typedef bool (*eh_slot_callback)(const eh_image *image, const eh_slot *slot, void *context);
+void eh_image_each_slot(const eh_image *image, const uint64_t *name_filter, eh_slot_callback callback,
+                        void *context);
 /* The version of a slot's symbol ("GLIBC_2.2.5"), or NULL when unversioned. */
 const char *eh_slot_version(const eh_image *image, const eh_slot *slot);
 void eh_image_public_view(const eh_image *image, elfhook_image *view);

@@ -52,11 +52,6 @@ uint32_t eh_hash_name(const char *name) {
   return hash & ~1u;
 }
 
-/* A slot's name hash: from DT_GNU_HASH's chains when the symbol is hashed there, else computed. */
-static uint32_t symbol_hash(const eh_image *image, uint32_t index, const char *name) {
-  if (image->gnu_chains && index >= image->gnu_symbol_offset) return image->gnu_chains[index - image->gnu_symbol_offset] & ~1u;
-  return eh_hash_name(name);
-}
 
 bool eh_image_contains(const eh_image *image, uintptr_t address) {
   for (int i = 0; i < image->load_count; i++)
@@ -103,6 +98,7 @@ static void read_program_headers(eh_image *image) {
     uintptr_t start = image->load_bias + ph->p_vaddr;
     if (ph->p_type == PT_LOAD && image->load_count < EH_MAX_LOAD_SEGMENTS) {
       image->load_writable[image->load_count] = (ph->p_flags & PF_W) != 0;
+      if ((ph->p_flags & PF_W) && image->data.end == 0) image->data = (eh_range){start, start + ph->p_memsz};
       image->loads[image->load_count++] = (eh_range){start, start + ph->p_memsz};
       if (ph->p_offset == 0 && start < lowest_offset_zero) lowest_offset_zero = start;
     } else if (ph->p_type == PT_GNU_RELRO) {
@@ -169,7 +165,8 @@ static bool highest_relocated_symbol(eh_image *image, const ElfW(Rela) *table, s
 
 /* The number of dynamic symbols: DT_HASH says it; DT_GNU_HASH needs a walk of its chains. */
 static bool count_symbols(eh_image *image, const dynamic_info *info, uint32_t *count) {
-  if (info->sysv_hash) {
+  /* DT_GNU_HASH first, even where DT_HASH is there too (libc): its chains hold the name hashes. */
+  if (!info->gnu_hash && info->sysv_hash) {
     if (!contains_span(image, info->sysv_hash, 2 * sizeof(uint32_t)))
       return malformed(image, "DT_HASH lies outside the load segments");
     *count = info->sysv_hash[1];
@@ -220,39 +217,107 @@ static int slot_kind(uint32_t type) {
   }
 }
 
-/* Appends the import slots among `count` relocations at `table`, skipping entries that lie inside
- * `skip` (DT_RELA may cover DT_JMPREL: each relocation is read once). */
-static bool add_slots(eh_image *image, const dynamic_info *info, const ElfW(Rela) *table,
-                      size_t count, eh_range skip) {
+/* True when the relocation fills an import slot; `kind` receives which. Reads the symbol only for
+ * ABS64, which counts only as a function pointer with addend 0. */
+static bool is_slot(const eh_image *image, const ElfW(Rela) *relocation, int *kind) {
+  *kind = slot_kind(ELF64_R_TYPE(relocation->r_info));
+  uint32_t index = ELF64_R_SYM(relocation->r_info);
+  if (*kind == 0 || index == 0) return false;
+  if (*kind != ELFHOOK_SLOT_ABS64) return true;
+  unsigned symbol_type = ELF64_ST_TYPE(image->symtab[index].st_info);
+  return relocation->r_addend == 0 && (symbol_type == STT_FUNC || symbol_type == STT_GNU_IFUNC);
+}
+
+/* Checks every import slot among `count` relocations at `table` (skipping entries inside `skip`:
+ * DT_RELA may cover DT_JMPREL) and counts them. Neither symbols nor names are read here (reading
+ * them is what made a first scan of a large library slow); a name is checked when it is read. */
+static bool check_slots(eh_image *image, const ElfW(Rela) *table, size_t count, eh_range skip) {
   if (count && !contains_span(image, table, count * sizeof *table))
     return malformed(image, "a relocation table lies outside the load segments");
   for (size_t i = 0; i < count; i++) {
     const ElfW(Rela) *relocation = &table[i];
     if ((uintptr_t)relocation >= skip.start && (uintptr_t)relocation < skip.end) continue;
-    uint32_t type = ELF64_R_TYPE(relocation->r_info);
     uint32_t index = ELF64_R_SYM(relocation->r_info);
-    int kind = slot_kind(type);
-    if (kind == 0 || index == 0) continue;
-    if (index >= image->symbol_count) return malformed(image, "relocation names a symbol past the symbol table");
-    const ElfW(Sym) *symbol = &info->symtab[index];
-    if (kind == ELFHOOK_SLOT_ABS64) {
-      unsigned symbol_type = ELF64_ST_TYPE(symbol->st_info);
-      if (relocation->r_addend != 0 || (symbol_type != STT_FUNC && symbol_type != STT_GNU_IFUNC)) continue;
-    }
-    if (symbol->st_name >= info->strsz) return malformed(image, "symbol name lies past DT_STRSZ");
-    void **address = (void **)(image->load_bias + relocation->r_offset);
-    if (!contains_span(image, address, sizeof *address) || ((uintptr_t)address % sizeof(void *)) != 0)
+    if (slot_kind(ELF64_R_TYPE(relocation->r_info)) != 0 && index >= image->symbol_count)
+      return malformed(image, "relocation names a symbol past the symbol table");
+    int kind;
+    if (!is_slot(image, relocation, &kind)) continue;
+    uintptr_t address = image->load_bias + relocation->r_offset;
+    bool in_data = address >= image->data.start && address + sizeof(void *) <= image->data.end;
+    if (address % sizeof(void *) != 0 || (!in_data && !contains_span(image, (const void *)address, sizeof(void *))))
       return malformed(image, "relocation target lies outside the load segments");
-    eh_slot *slot = &image->slots[image->slot_count++];
-    slot->address = address;
-    slot->symbol_index = index;
-    slot->name = info->strtab + symbol->st_name;
-    slot->name_hash = symbol_hash(image, index, slot->name);
-    slot->kind = (elfhook_slot_kind)kind;
-    slot->relocation_type = type;
-    slot->in_relro = (uintptr_t)address >= image->relro.start && (uintptr_t)address < image->relro.end;
+    image->slot_count++;
   }
   return true;
+}
+
+/* Name hashes of the symbols DT_GNU_HASH does not index (the undefined ones), computed once. */
+static bool hash_unindexed_names(eh_image *image) {
+  uint32_t count = image->gnu_chains ? image->gnu_symbol_offset : image->symbol_count;
+  if (count > image->symbol_count) count = image->symbol_count;
+  image->unindexed_hashes = calloc(count + 1, sizeof *image->unindexed_hashes);
+  if (!image->unindexed_hashes) return malformed(image, "out of memory for its name hashes");
+  for (uint32_t i = 1; i < count; i++) {
+    ElfW(Word) name = image->symtab[i].st_name;
+    if (name < image->strsz) image->unindexed_hashes[i] = eh_hash_name(image->strtab + name);
+  }
+  image->unindexed_count = count;
+  return true;
+}
+
+static uint32_t slot_hash(const eh_image *image, uint32_t index) {
+  if (index < image->unindexed_count) return image->unindexed_hashes[index];
+  return image->gnu_chains[index - image->gnu_symbol_offset] & ~1u;
+}
+
+static bool passes(const uint64_t *name_filter, uint32_t hash) {
+  return name_filter[(hash >> 6) & 15] & (UINT64_C(1) << (hash & 63));
+}
+
+/* Marks the symbols whose hash passes the filter. Hashes are read in symbol order, and relocations
+ * then test one bit each: both sequential, where looking a hash up per relocation jumps about the
+ * hash table (thousands of cache misses in libcrypto). NULL when out of memory. */
+static uint8_t *candidate_symbols(const eh_image *image, const uint64_t *name_filter) {
+  uint8_t *marks = calloc(image->symbol_count / 8 + 1, 1);
+  if (!marks) return NULL;
+  for (uint32_t i = 1; i < image->unindexed_count; i++)
+    if (passes(name_filter, image->unindexed_hashes[i])) marks[i / 8] |= (uint8_t)(1u << (i % 8));
+  for (uint32_t i = image->unindexed_count; i < image->symbol_count; i++)
+    if (passes(name_filter, image->gnu_chains[i - image->gnu_symbol_offset] & ~1u)) marks[i / 8] |= (uint8_t)(1u << (i % 8));
+  return marks;
+}
+
+void eh_image_each_slot(const eh_image *image, const uint64_t *name_filter, eh_slot_callback callback, void *context) {
+  uint8_t *marks = NULL;
+  if (name_filter && !(marks = candidate_symbols(image, name_filter))) name_filter = NULL; /* slower, same result */
+  for (int t = 0; t < 2; t++) {
+    const ElfW(Rela) *table = image->tables[t];
+    for (size_t i = 0; i < image->table_counts[t]; i++) {
+      const ElfW(Rela) *relocation = &table[i];
+      uint32_t index = ELF64_R_SYM(relocation->r_info);
+      if (index >= image->symbol_count || (marks && !(marks[index / 8] & (1u << (index % 8))))) continue;
+      if (t == 1 && (uintptr_t)relocation >= image->jump_table.start && (uintptr_t)relocation < image->jump_table.end)
+        continue;
+      int kind;
+      if (!is_slot(image, relocation, &kind)) continue;
+      if (image->symtab[index].st_name >= image->strsz) continue; /* a name past DT_STRSZ: not a slot to trust */
+      uintptr_t address = image->load_bias + relocation->r_offset;
+      eh_slot slot = {
+          .address = (void **)address,
+          .symbol_index = index,
+          .name_hash = slot_hash(image, index),
+          .name = image->strtab + image->symtab[index].st_name,
+          .kind = (elfhook_slot_kind)kind,
+          .relocation_type = ELF64_R_TYPE(relocation->r_info),
+          .in_relro = address >= image->relro.start && address < image->relro.end,
+      };
+      if (!callback(image, &slot, context)) {
+        free(marks);
+        return;
+      }
+    }
+  }
+  free(marks);
 }
 
 static bool parse_slots(eh_image *image) {
@@ -274,14 +339,16 @@ static bool parse_slots(eh_image *image) {
   image->verdef = info.verdef;
   image->verdefnum = info.verdefnum;
 
-  size_t jump_count = info.jmprel ? info.pltrelsz / sizeof(ElfW(Rela)) : 0;
   size_t rela_count = info.rela ? info.relasz / sizeof(ElfW(Rela)) : 0;
   size_t relative_count = info.relacount <= rela_count ? info.relacount : 0;
-  image->slots = calloc(jump_count + rela_count - relative_count + 1, sizeof *image->slots);
-  if (!image->slots) return malformed(image, "out of memory for its slot table");
-  eh_range jump_table = {(uintptr_t)info.jmprel, (uintptr_t)info.jmprel + info.pltrelsz};
-  if (!add_slots(image, &info, info.jmprel, jump_count, (eh_range){0, 0})) return false;
-  if (!add_slots(image, &info, info.rela + relative_count, rela_count - relative_count, jump_table)) return false;
+  image->tables[0] = info.jmprel;
+  image->table_counts[0] = info.jmprel ? info.pltrelsz / sizeof(ElfW(Rela)) : 0;
+  image->tables[1] = info.rela ? info.rela + relative_count : NULL;
+  image->table_counts[1] = rela_count - relative_count;
+  image->jump_table = (eh_range){(uintptr_t)info.jmprel, (uintptr_t)info.jmprel + info.pltrelsz};
+  if (!check_slots(image, image->tables[0], image->table_counts[0], (eh_range){0, 0})) return false;
+  if (!check_slots(image, image->tables[1], image->table_counts[1], image->jump_table)) return false;
+  if (!hash_unindexed_names(image)) return false;
 
   if (image->is_main_program && ((const ElfW(Ehdr) *)image->header)->e_type == ET_EXEC) {
     for (uint32_t i = 1; i < image->symbol_count && !image->has_canonical_plt; i++)
@@ -358,13 +425,16 @@ eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_ad
   image->parsed_ok = true;
   if (!image->header) malformed(image, "no PT_LOAD segment maps the ELF header");
   else parse_slots(image);
-  if (!image->parsed_ok) image->slot_count = 0;
+  if (!image->parsed_ok) {
+    image->slot_count = 0;
+    image->table_counts[0] = image->table_counts[1] = 0;
+  }
   return image;
 }
 
 void eh_image_destroy(eh_image *image) {
   if (!image) return;
-  free(image->slots);
+  free(image->unindexed_hashes);
   free(image->path);
   free(image->loader_name);
   free(image);

@@ -51,7 +51,7 @@ int eh_hook_dlclose(void *handle);
 
 typedef struct slot_access {
   eh_image *image;
-  eh_slot *slot;
+  eh_slot slot;
   elfhook_handle *handle;
   uint32_t rebinding;
   void *seen;     /* value read in the read pass */
@@ -77,7 +77,7 @@ static int guarded_visit(struct dl_phdr_info *info, size_t size, void *context) 
     slot_access *access = &pass->accesses[i];
     if (!access->wanted || access->image->load_bias != info->dlpi_addr || access->image->phdr != info->dlpi_phdr)
       continue;
-    void **slot = access->slot->address;
+    void **slot = access->slot.address;
     void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!pass->write) {
       access->seen = current;
@@ -85,7 +85,7 @@ static int guarded_visit(struct dl_phdr_info *info, size_t size, void *context) 
     }
     /* A lazy slot may have been resolved by the dynamic linker since it was read: still ours. */
     if (current != access->expect && current != access->original) continue;
-    int status = eh_slot_store(&pass->protections, access->image, slot, access->store, access->slot->name);
+    int status = eh_slot_store(&pass->protections, access->image, slot, access->store, access->slot.name);
     if (status == ELFHOOK_OK) {
       access->written = true;
       statistics.slots_written++;
@@ -166,81 +166,114 @@ static bool add_binding(elfhook_handle *handle, eh_binding binding) {
 /* An ABS64 pointer in writable data may have been reassigned by the program since relocation:
  * patch it only while it still holds the function a GOT slot of the same image holds. */
 static bool data_pointer_untouched(const slot_access *accesses, size_t count, const slot_access *access) {
-  if (access->slot->kind != ELFHOOK_SLOT_ABS64 || access->slot->in_relro) return true;
+  if (access->slot.kind != ELFHOOK_SLOT_ABS64 || access->slot.in_relro) return true;
   for (size_t i = 0; i < count; i++) {
     const slot_access *other = &accesses[i];
     if (other->image == access->image && other->rebinding == access->rebinding &&
-        other->slot->kind != ELFHOOK_SLOT_ABS64 && other->seen == access->seen)
+        other->slot.kind != ELFHOOK_SLOT_ABS64 && other->seen == access->seen)
       return true;
   }
   return access->handle->originals[access->rebinding] == access->seen;
 }
 
-/* A 1024-bit filter of the handle's name hashes: most slots are rejected by one bit test. */
-typedef struct name_filter {
-  uint64_t bits[16];
-} name_filter;
+/* Collects the slots of one image that the names of the handles wanting it match. */
+typedef struct slot_plan {
+  elfhook_handle **handles; /* the handles that want the current image, oldest first */
+  size_t handle_count;
+  eh_image *image;
+  slot_access *accesses;
+  size_t count, capacity;
+  bool out_of_memory;
+} slot_plan;
 
-static bool name_filter_may_contain(const name_filter *filter, uint32_t hash) {
-  return filter->bits[(hash >> 6) & 15] & (UINT64_C(1) << (hash & 63));
-}
-
-static int apply(elfhook_handle *handle, eh_image **images, size_t image_count) {
-  slot_access *accesses = NULL;
-  size_t count = 0, capacity = 0;
-  name_filter filter = {{0}};
-  for (uint32_t r = 0; r < handle->count; r++)
-    filter.bits[(handle->hashes[r] >> 6) & 15] |= UINT64_C(1) << (handle->hashes[r] & 63);
-  for (size_t i = 0; i < image_count; i++) {
-    eh_image *image = images[i];
-    if (!handle_wants(handle, image)) continue;
-    for (size_t s = 0; s < image->slot_count; s++) {
-      eh_slot *slot = &image->slots[s];
-      if (!name_filter_may_contain(&filter, slot->name_hash)) continue;
-      for (uint32_t r = 0; r < handle->count; r++) {
-        if (slot->name_hash != handle->hashes[r] || strcmp(slot->name, handle->rebindings[r].name) != 0) continue;
-        slot_access access = {.image = image, .slot = slot, .handle = handle, .rebinding = r, .wanted = true};
-        if (!append_access(&accesses, &count, &capacity, access)) {
-          free(accesses);
-          return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory planning rebinding");
-        }
+static bool plan_slot(const eh_image *image, const eh_slot *slot, void *context) {
+  (void)image;
+  slot_plan *plan = context;
+  for (size_t h = 0; h < plan->handle_count; h++) {
+    elfhook_handle *handle = plan->handles[h];
+    for (uint32_t r = 0; r < handle->count; r++) {
+      if (slot->name_hash != handle->hashes[r] || strcmp(slot->name, handle->rebindings[r].name) != 0) continue;
+      slot_access access = {.image = plan->image, .slot = *slot, .handle = handle, .rebinding = r, .wanted = true};
+      if (!append_access(&plan->accesses, &plan->count, &plan->capacity, access)) {
+        plan->out_of_memory = true;
+        return false;
       }
     }
   }
-  run_guarded_pass(accesses, count, false);
+  return true;
+}
 
+/* Decides what each planned access writes. Accesses to one slot are adjacent and oldest handle
+ * first: a newer one chains onto the older one's replacement, as if applied one after the other. */
+static int resolve_accesses(slot_access *accesses, size_t count) {
   int status = ELFHOOK_OK;
+  const slot_access *below = NULL; /* the last wanted access to the current slot */
   for (size_t i = 0; i < count; i++) {
     slot_access *access = &accesses[i];
+    elfhook_handle *handle = access->handle;
     const struct rebinding *rebinding = &handle->rebindings[access->rebinding];
-    access->wanted = access->seen != rebinding->replacement;
+    if (below && below->slot.address != access->slot.address) below = NULL;
+    void *current = below ? below->store : access->seen;
+    access->wanted = current != rebinding->replacement;
     if (!access->wanted) continue;
-    access->original = eh_is_hook_replacement(access->seen)
-                           ? access->seen
-                           : eh_resolve_original(&registry, access->image, access->slot, access->seen);
+    access->original = below || eh_is_hook_replacement(current)
+                           ? current
+                           : eh_resolve_original(&registry, access->image, &access->slot, current);
     if (!access->original) {
       access->wanted = false;
       status = ELFHOOK_ERR_UNRESOLVED;
       continue;
     }
-    access->wanted = data_pointer_untouched(accesses, count, access);
-    access->expect = access->seen;
+    access->wanted = below || data_pointer_untouched(accesses, count, access);
+    if (!access->wanted) continue;
+    access->expect = current;
     access->store = rebinding->replacement;
+    below = access;
     /* `replaced` must hold a callable original before any slot sends calls to the hook. */
-    if (access->wanted && !handle->originals[access->rebinding]) {
+    if (!handle->originals[access->rebinding]) {
       handle->originals[access->rebinding] = access->original;
       if (rebinding->replaced) __atomic_store_n(rebinding->replaced, access->original, __ATOMIC_RELEASE);
     }
   }
+  return status;
+}
+
+/* Applies `handles` (oldest first) to `images` in one scan of their slots and one guarded write. */
+static int apply(elfhook_handle **handles, size_t handle_count, eh_image **images, size_t image_count) {
+  /* A 1024-bit filter of the names' hashes: most slots are rejected by one bit test. */
+  uint64_t name_filter[16] = {0};
+  for (size_t h = 0; h < handle_count; h++)
+    for (uint32_t r = 0; r < handles[h]->count; r++)
+      name_filter[(handles[h]->hashes[r] >> 6) & 15] |= UINT64_C(1) << (handles[h]->hashes[r] & 63);
+  elfhook_handle **wanting = calloc(handle_count + 1, sizeof *wanting);
+  slot_plan plan = {.handles = wanting};
+  for (size_t i = 0; wanting && i < image_count && !plan.out_of_memory; i++) {
+    plan.handle_count = 0;
+    for (size_t h = 0; h < handle_count; h++)
+      if (handle_wants(handles[h], images[i])) wanting[plan.handle_count++] = handles[h];
+    if (plan.handle_count == 0) continue;
+    plan.image = images[i];
+    eh_image_each_slot(images[i], name_filter, plan_slot, &plan);
+  }
+  free(wanting);
+  slot_access *accesses = plan.accesses;
+  size_t count = plan.count;
+  if (!wanting || plan.out_of_memory) {
+    free(accesses);
+    return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory planning rebinding");
+  }
+  run_guarded_pass(accesses, count, false);
+  int status = resolve_accesses(accesses, count);
   int write_status = run_guarded_pass(accesses, count, true);
   if (write_status != ELFHOOK_OK) status = write_status;
 
   for (size_t i = 0; i < count; i++) {
     slot_access *access = &accesses[i];
     if (!access->written) continue;
-    eh_binding binding = {access->image->load_bias, access->image->phdr, access->slot->address, access->original,
+    eh_binding binding = {access->image->load_bias, access->image->phdr, access->slot.address, access->original,
                           access->rebinding};
-    if (!add_binding(handle, binding)) status = elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory recording a binding");
+    if (!add_binding(access->handle, binding))
+      status = elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory recording a binding");
   }
   free(accesses);
   return status;
@@ -248,13 +281,16 @@ static int apply(elfhook_handle *handle, eh_image **images, size_t image_count) 
 
 /* Gives images that appeared since the last look every handle that follows new images, oldest
  * first, so chains form in the same order as in images that were there from the start. */
-static int absorb(eh_image **fresh, long fresh_count, const elfhook_handle *until) {
-  int status = ELFHOOK_OK;
-  for (elfhook_handle *handle = oldest_handle; handle && handle != until; handle = handle->next) {
-    if (handle->single_image || (handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) continue;
-    int applied = apply(handle, fresh, (size_t)fresh_count);
-    if (applied != ELFHOOK_OK) status = applied;
-  }
+static int absorb(eh_image **fresh, long fresh_count) {
+  size_t count = 0;
+  for (elfhook_handle *handle = oldest_handle; handle; handle = handle->next) count++;
+  elfhook_handle **following = calloc(count + 1, sizeof *following);
+  if (!following) return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory absorbing new images");
+  size_t used = 0;
+  for (elfhook_handle *handle = oldest_handle; handle; handle = handle->next)
+    if (!handle->single_image && !(handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) following[used++] = handle;
+  int status = used ? apply(following, used, fresh, (size_t)fresh_count) : ELFHOOK_OK;
+  free(following);
   return status;
 }
 
@@ -265,7 +301,7 @@ static int sync_and_absorb(void) {
   statistics.images_parsed += (uint64_t)fresh_count;
   for (long i = 0; i < fresh_count; i++)
     if (!fresh[i]->parsed_ok) statistics.images_skipped++;
-  int status = fresh_count ? absorb(fresh, fresh_count, NULL) : ELFHOOK_OK;
+  int status = fresh_count ? absorb(fresh, fresh_count) : ELFHOOK_OK;
   free(fresh);
   return status;
 }
@@ -374,24 +410,25 @@ static void link_newest(elfhook_handle *handle) {
   *tail = handle;
 }
 
-static int install(elfhook_handle *handle) {
-  link_newest(handle);
-  return apply(handle, registry.images, registry.count);
+/* Links the handles as the newest and applies them to every loaded image, in one pass. */
+static int install(elfhook_handle **handles, size_t count) {
+  for (size_t h = 0; h < count; h++) link_newest(handles[h]);
+  return apply(handles, count, registry.images, registry.count);
 }
 
 /* Later images are found by hooking dlopen itself, the way fishhook registers with dyld; dlclose
- * too, so unloaded images leave the registry before anything can be mapped in their place. */
-static int ensure_dlopen_hook(void) {
-  if (dlopen_hook_installed) return ELFHOOK_OK;
+ * too, so unloaded images leave the registry before anything can be mapped in their place.
+ * Returns the engine's own handle the first time (to install with the caller's), else NULL. */
+static elfhook_handle *dlopen_hook_to_install(void) {
+  if (dlopen_hook_installed) return NULL;
   struct rebinding hooks[] = {
       {"dlopen", (void *)eh_hook_dlopen, (void **)&eh_real_dlopen},
       {"dlclose", (void *)eh_hook_dlclose, (void **)&eh_real_dlclose},
   };
   elfhook_handle *handle;
-  int status = handle_create(hooks, 2, NULL, &handle);
-  if (status != ELFHOOK_OK) return status;
+  if (handle_create(hooks, 2, NULL, &handle) != ELFHOOK_OK) return NULL;
   dlopen_hook_installed = true;
-  return install(handle);
+  return handle;
 }
 
 int elfhook_rebind(const struct rebinding *rebindings, size_t count, const elfhook_options *options,
@@ -402,8 +439,9 @@ int elfhook_rebind(const struct rebinding *rebindings, size_t count, const elfho
   if (status != ELFHOOK_OK) return status;
   eh_lock();
   sync_and_absorb();
-  if (!(handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) ensure_dlopen_hook();
-  status = install(handle);
+  elfhook_handle *pair[2] = {NULL, handle};
+  if (!(handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) pair[0] = dlopen_hook_to_install();
+  status = pair[0] ? install(pair, 2) : install(&handle, 1);
   eh_unlock();
   if (result) *result = handle;
   return status;
@@ -431,7 +469,7 @@ int elfhook_rebind_image(const void *header, intptr_t slide, const struct rebind
   }
   handle->single_image = true;
   handle->image_bias = image->load_bias;
-  status = install(handle);
+  status = install(&handle, 1);
   eh_unlock();
   if (result) *result = handle;
   return status;
@@ -474,10 +512,7 @@ int elfhook_unbind(elfhook_handle *handle) {
   sync_and_absorb(); /* forgets the bindings of images unloaded since */
 
   slot_access *restores = calloc(handle->binding_count + 1, sizeof *restores);
-  eh_slot *slots = calloc(handle->binding_count + 1, sizeof *slots);
-  if (!restores || !slots) {
-    free(restores);
-    free(slots);
+  if (!restores) {
     eh_unlock();
     return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory undoing a rebinding");
   }
@@ -492,14 +527,13 @@ int elfhook_unbind(elfhook_handle *handle) {
     }
     eh_image *image = eh_registry_find_bias(&registry, binding->image_bias);
     if (!image || image->phdr != binding->image_phdr) continue;
-    slots[count] = (eh_slot){.address = binding->slot, .name = handle->rebindings[binding->rebinding].name};
-    restores[count] = (slot_access){.image = image, .slot = &slots[count], .expect = replacement,
+    eh_slot slot = {.address = binding->slot, .name = handle->rebindings[binding->rebinding].name};
+    restores[count] = (slot_access){.image = image, .slot = slot, .expect = replacement,
                                     .original = replacement, .store = binding->previous, .wanted = true};
     count++;
   }
   int status = run_guarded_pass(restores, count, true);
   free(restores);
-  free(slots);
 
   /* Newer hooks that call through to ours now call through to what ours called. */
   for (size_t r = 0; r < handle->count; r++) {
@@ -538,19 +572,23 @@ int elfhook_enumerate_images(elfhook_image_visitor visitor, void *context) {
 typedef struct slot_snapshot {
   const eh_image *image;
   elfhook_slot *slots;
+  size_t count;
 } slot_snapshot;
+
+static bool snapshot_slot(const eh_image *image, const eh_slot *slot, void *context) {
+  slot_snapshot *snapshot = context;
+  snapshot->slots[snapshot->count++] =
+      (elfhook_slot){slot->name, eh_slot_version(image, slot), slot->kind, slot->relocation_type, slot->address,
+                     __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
+  return snapshot->count < image->slot_count;
+}
 
 /* Copies the slots and their current values while the image cannot go away. */
 static int snapshot_visit(struct dl_phdr_info *info, size_t size, void *context) {
   (void)size;
   slot_snapshot *snapshot = context;
-  const eh_image *image = snapshot->image;
-  if (image->load_bias != info->dlpi_addr || image->phdr != info->dlpi_phdr) return 0;
-  for (size_t s = 0; s < image->slot_count; s++) {
-    const eh_slot *slot = &image->slots[s];
-    snapshot->slots[s] = (elfhook_slot){slot->name, eh_slot_version(image, slot), slot->kind, slot->relocation_type, slot->address,
-                                        __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
-  }
+  if (snapshot->image->load_bias != info->dlpi_addr || snapshot->image->phdr != info->dlpi_phdr) return 0;
+  eh_image_each_slot(snapshot->image, NULL, snapshot_slot, snapshot);
   return 1;
 }
 
@@ -568,7 +606,7 @@ int elfhook_enumerate_slots(uintptr_t load_bias, elfhook_slot_visitor visitor, v
     eh_unlock();
     return status;
   }
-  slot_snapshot snapshot = {image, calloc(image->slot_count + 1, sizeof(elfhook_slot))};
+  slot_snapshot snapshot = {image, calloc(image->slot_count + 1, sizeof(elfhook_slot)), 0};
   if (!snapshot.slots) {
     eh_unlock();
     return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory listing slots");
@@ -576,7 +614,7 @@ int elfhook_enumerate_slots(uintptr_t load_bias, elfhook_slot_visitor visitor, v
   dl_iterate_phdr(snapshot_visit, &snapshot);
   elfhook_image view;
   eh_image_public_view(image, &view);
-  for (size_t s = 0; s < image->slot_count; s++)
+  for (size_t s = 0; s < snapshot.count; s++)
     if (visitor(&view, &snapshot.slots[s], context)) break;
   free(snapshot.slots);
   eh_unlock();

@@ -1,9 +1,13 @@
 /* Atomic stores into GOT slots, through RELRO when needed.
  *
  * With full RELRO (-z relro -z now) the dynamic linker makes the GOT read-only after relocating
- * it. To rebind we make the page writable, store, and put back exactly the protection the page had,
- * as /proc/self/maps reports it (not an assumed PROT_READ). A page is opened once per image and
- * batch, however many of its slots are written, and closed before the batch leaves the image. The store itself is one aligned
+ * it. To rebind we make the page writable, store, and put back exactly the protection the page had
+ * (not an assumed PROT_READ: another tool may have left it writable). Whether the page is writable
+ * now is asked of the kernel with one process_vm_writev of the slot's own value onto itself, which
+ * honours page protection (EFAULT when read-only); where that call is refused (seccomp), the page's
+ * line of /proc/self/maps says it, at ~200 µs per read instead of ~1 µs. A page is opened once per
+ * image and batch, however many of its slots are written, and closed before the batch leaves the
+ * image. The store itself is one aligned
  * pointer-sized atomic store, so a thread calling through the slot at that instant reaches either
  * the old or the new function. */
 #include "engine_private.h"
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static bool add_mapping(eh_protection_map *map, size_t *capacity, uintptr_t start, uintptr_t end, int protection) {
@@ -80,6 +85,39 @@ void eh_protection_map_free(eh_protection_map *map) {
   *map = (eh_protection_map){0};
 }
 
+/* 1 when the page holding `slot` is writable now, 0 when not, -1 when the kernel will not say. */
+static int probe_writable(void **slot) {
+  void *value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  struct iovec local = {&value, sizeof value}, remote = {slot, sizeof value};
+  if (process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof value) return 1;
+  return errno == EFAULT ? 0 : -1;
+}
+
+static int segment_protection(const eh_image *image, uintptr_t address) {
+  for (ElfW(Half) i = 0; i < image->phnum; i++) {
+    const ElfW(Phdr) *ph = &image->phdr[i];
+    uintptr_t start = image->load_bias + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && address >= start && address < start + ph->p_memsz)
+      return (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_X ? PROT_EXEC : 0);
+  }
+  return PROT_READ;
+}
+
+/* The protection `slot`'s page has now. */
+static int current_protection(eh_protection_map *map, const eh_image *image, void **slot, const char *symbol) {
+  int writable = probe_writable(slot);
+  if (writable >= 0) return segment_protection(image, (uintptr_t)slot) | (writable ? PROT_WRITE : 0);
+  if (!map->loaded) {
+    int status = load_protections(map);
+    if (status != ELFHOOK_OK) return status;
+  }
+  int prior = protection_of(map, (uintptr_t)slot);
+  if (prior < 0)
+    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "slot %p for '%s' in %s is not in /proc/self/maps",
+                             (void *)slot, symbol, image->path);
+  return prior;
+}
+
 static bool loader_left_writable(const eh_image *image, uintptr_t address) {
   if (address >= image->relro.start && address < image->relro.end) return false;
   for (int i = 0; i < image->load_count; i++)
@@ -114,14 +152,8 @@ int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, vo
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     return ELFHOOK_OK;
   }
-  if (!map->loaded) {
-    int status = load_protections(map);
-    if (status != ELFHOOK_OK) return status;
-  }
-  int prior = protection_of(map, address);
-  if (prior < 0)
-    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "slot %p for '%s' in %s is not in /proc/self/maps",
-                             (void *)slot, symbol, image->path);
+  int prior = current_protection(map, image, slot, symbol);
+  if (prior < 0) return prior;
   if (prior & PROT_WRITE) {
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     return ELFHOOK_OK;
