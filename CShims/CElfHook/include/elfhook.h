@@ -51,8 +51,9 @@ struct rebinding {
 ELFHOOK_EXPORT int rebind_symbols(struct rebinding rebindings[], size_t rebindings_nel);
 
 /*
- * Rebinds the given symbols in one image only: `header` is its ELF header in memory and `slide`
- * its load bias (dl_phdr_info.dlpi_addr). Images loaded later are not affected.
+ * Rebinds the given symbols in one image only: `header` is its ELF header in memory (dladdr's
+ * dli_fbase; any address inside the image is accepted) and `slide` its load bias
+ * (dl_phdr_info.dlpi_addr, link_map.l_addr). Images loaded later are not affected.
  * Returns 0 or a negative elfhook_status (ELFHOOK_ERR_IMAGE_NOT_FOUND when no loaded image matches).
  */
 ELFHOOK_EXPORT int rebind_symbols_image(void *header, intptr_t slide,

@@ -455,8 +455,12 @@ int elfhook_rebind_image(const void *header, intptr_t slide, const struct rebind
   if (status != ELFHOOK_OK) return status;
   eh_lock();
   sync_and_absorb();
+  /* The header as fishhook callers pass it (dladdr's dli_fbase), or the load bias again. */
   eh_image *image = eh_registry_find_bias(&registry, (uintptr_t)slide);
-  if (!image || image->header != header) {
+  if (image && header != image->header && (uintptr_t)header != (uintptr_t)slide &&
+      !eh_image_contains(image, (uintptr_t)header))
+    image = NULL;
+  if (!image) {
     eh_unlock();
     handle_destroy(handle);
     return elfhook_set_error(ELFHOOK_ERR_IMAGE_NOT_FOUND, "no loaded image has header %p and load bias %#lx",
