@@ -8,6 +8,8 @@ let package = Package(
     .library(name: "CElfHook", type: .dynamic, targets: ["CElfHook"]),
     // Swift API over the engine, and `ElfFile`, the on-disk reader built on libelf.
     .library(name: "ElfHook", targets: ["ElfHook"]),
+    // The network hooks, the transaction recorder and its sinks: what a Swift server links.
+    .library(name: "NetMonitor", targets: ["NetMonitor"]),
     // The command line: `elfhook inspect`, …
     .executable(name: "elfhook", targets: ["elfhook"]),
   ],
@@ -29,10 +31,17 @@ let package = Package(
     ),
     .target(name: "ElfHook", dependencies: ["CElfHook", "CLibElf"]),
     .target(
+      name: "CNetMonitor",
+      path: "CShims/CNetMonitor",
+      cSettings: [.define("_GNU_SOURCE")]
+    ),
+    .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor"]),
+    .target(
       name: "ElfHookCLI",
       dependencies: ["ElfHook", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook"]),
+    .testTarget(name: "NetMonitorTests", dependencies: ["NetMonitor"]),
   ]
 )
