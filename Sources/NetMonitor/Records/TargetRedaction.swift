@@ -1,0 +1,224 @@
+/// Removes secrets from an HTTP request target before it is recorded: the `target` of every
+/// `HTTPRecord` passes through `redact(_:)`.
+///
+/// What is replaced with `REDACTED` (the path is kept as it is):
+/// - **Query values whose parameter name looks secret.** The name is percent-decoded, split into
+///   words at punctuation and camelCase boundaries (`X-Amz-Signature` → `x amz signature`,
+///   `apiKey` → `api key`) and lowercased. It is secret when
+///   - its letters and digits joined contain one of `secretFragments` — `token`, `secret`,
+///     `passw` (password, passwd), `pwd`, `credential`, `signature`, `apikey`, `accesskey`,
+///     `privatekey`, `session`, `jwt`, `bearer`, `cookie`, `saml` — which covers `access_token`,
+///     `client_secret`, `X-Amz-Credential`, `X-Amz-Security-Token`, `X-Goog-Signature`,
+///     `PHPSESSID`-style names…; or
+///   - one of its words is in `secretWords` — `key` (`api_key`, `key`), `sig` (Azure SAS),
+///     `pass`, `code` (OAuth authorization and device codes, `code_verifier`), `otp`, `pin`,
+///     `sid`, `hmac`, `ticket` (CAS), `assertion` (SAML/JWT grants), `nonce`; or
+///   - one of its words starts with `auth` (`auth`, `authkey`, `authorization`) and is not
+///     `author`, `authors`, `authored`, `authority`.
+///   Whole words keep `keyword`, `monkey`, `zipcode` and `signal` readable; the price is
+///   over-redaction of names like `country_code`, which is the safe direction.
+/// - **Values that look like a JWT/JWS/JWE** whatever the name: three or five base64url parts
+///   separated by dots, the first starting with `eyJ` (the base64url of `{"`). The `eyJ` test keeps
+///   host names and version numbers (`www.example.com`, `1.2.3`) readable.
+/// - **The fragment** (`#…`, which clients should not send but some do) gets the same treatment
+///   as the query: OAuth's implicit flow puts `access_token` there.
+/// - **User information in an absolute-form target** (`http://user:secret@host/…`, sent to
+///   proxies): the password, or the whole user part when there is no `:` (a token used as a
+///   user name, as in `https://TOKEN@host/`).
+///
+/// Empty values stay empty (nothing to hide), parameters without `=` stay as they are, and the
+/// function is idempotent: `redact(redact(t)) == redact(t)`.
+public enum TargetRedaction {
+  /// What replaces a secret value.
+  public static let placeholder = "REDACTED"
+
+  /// Substrings of a name (letters and digits only, lowercased) that mark it as secret.
+  public static let secretFragments: [String] = [
+    "token", "secret", "passw", "pwd", "credential", "signature", "apikey", "accesskey",
+    "privatekey", "session", "jwt", "bearer", "cookie", "saml",
+  ]
+
+  /// Whole words of a name that mark it as secret.
+  public static let secretWords: Set<String> = [
+    "key", "sig", "pass", "code", "otp", "pin", "sid", "hmac", "ticket", "assertion", "nonce",
+  ]
+
+  /// Words that start with `auth` but name no secret.
+  static let authWordExceptions: Set<String> = ["author", "authors", "authored", "authority"]
+
+  /// The target with secret-looking values replaced by `placeholder`.
+  ///
+  /// - Parameter target: An HTTP/1.x request target: origin form (`/path?query`), absolute form
+  ///   (`http://host/path?query`), or anything else (kept apart from its query and fragment).
+  public static func redact(_ target: String) -> String {
+    let utf8 = target.utf8
+    guard
+      utf8.contains(where: {
+        $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@")
+      })
+    else { return target }
+
+    var result = ""
+    result.reserveCapacity(utf8.count + 16)
+    let pathEnd = target.firstIndex { $0 == "?" || $0 == "#" } ?? target.endIndex
+    result += redactUserInfo(target[..<pathEnd])
+    var rest = target[pathEnd...]
+    while let separator = rest.first {
+      // `?query` up to `#`, or `#fragment` up to the end.
+      let partEnd =
+        separator == "?"
+        ? (rest.dropFirst().firstIndex(of: "#") ?? rest.endIndex) : rest.endIndex
+      result.append(separator)
+      result += redactParameters(rest[rest.index(after: rest.startIndex)..<partEnd])
+      rest = rest[partEnd...]
+    }
+    return result
+  }
+
+  /// Whether a query parameter name looks like it carries a secret (see the type's rules).
+  public static func isSecretName(_ name: some StringProtocol) -> Bool {
+    let decoded = percentDecoded(name)
+    let words = splitWords(decoded)
+    let joined = words.joined()
+    for fragment in secretFragments where joined.contains(fragment) { return true }
+    for word in words {
+      if secretWords.contains(word) { return true }
+      if word.hasPrefix("auth") && !authWordExceptions.contains(word) { return true }
+    }
+    return false
+  }
+
+  /// Whether a value looks like a JWT (JWS: three parts) or JWE (five parts): base64url parts
+  /// separated by dots, the first starting with `eyJ`.
+  public static func looksLikeJWT(_ value: some StringProtocol) -> Bool {
+    let decoded = percentDecoded(value)
+    let parts = decoded.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 3 || parts.count == 5 else { return false }
+    guard parts[0].count >= 4, parts[0].hasPrefix("eyJ"), !parts[1].isEmpty else { return false }
+    for part in parts {
+      for byte in part.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+          UInt8(ascii: "="):
+          continue
+        default:
+          return false
+        }
+      }
+    }
+    return true
+  }
+
+  // MARK: - Parts
+
+  /// `name=value&…` with secret values replaced; separators and names kept byte for byte.
+  private static func redactParameters(_ query: Substring) -> String {
+    var result = ""
+    result.reserveCapacity(query.utf8.count)
+    var first = true
+    for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
+      if !first { result.append("&") }
+      first = false
+      guard let equals = parameter.firstIndex(of: "=") else {
+        result += parameter
+        continue
+      }
+      let name = parameter[..<equals]
+      let value = parameter[parameter.index(after: equals)...]
+      if !value.isEmpty && (isSecretName(name) || looksLikeJWT(value)) {
+        result += name
+        result += "="
+        result += placeholder
+      } else {
+        result += parameter
+      }
+    }
+    return result
+  }
+
+  /// The user information of an absolute-form target (`scheme://user:password@host/…`)
+  /// redacted; anything else unchanged.
+  private static func redactUserInfo(_ path: Substring) -> String {
+    guard let schemeEnd = path.firstRange(of: "://") else { return String(path) }
+    let authorityStart = schemeEnd.upperBound
+    let authorityEnd = path[authorityStart...].firstIndex(of: "/") ?? path.endIndex
+    let authority = path[authorityStart..<authorityEnd]
+    guard let at = authority.lastIndex(of: "@") else { return String(path) }
+    let userInfo = authority[..<at]
+    var result = String(path[..<authorityStart])
+    if let colon = userInfo.firstIndex(of: ":") {
+      result += userInfo[..<colon]
+      result += ":"
+    }
+    result += placeholder
+    result += path[at...]
+    return result
+  }
+
+  // MARK: - Names
+
+  /// `%XX` decoded and `+` read as a space, as in `application/x-www-form-urlencoded`;
+  /// malformed escapes kept as they are.
+  static func percentDecoded(_ text: some StringProtocol) -> String {
+    let utf8 = Array(text.utf8)
+    guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+      return String(text)
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(utf8.count)
+    var index = 0
+    while index < utf8.count {
+      let byte = utf8[index]
+      if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
+        let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+      {
+        bytes.append(high << 4 | low)
+        index += 3
+      } else {
+        bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+        index += 1
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+
+  /// Lowercased ASCII words: split at anything that is not a letter or digit, before an
+  /// uppercase letter that follows a lowercase one (`apiKey`), and before the last capital of
+  /// an acronym followed by lowercase (`APIKey` → `api key`).
+  static func splitWords(_ name: String) -> [String] {
+    var words: [String] = []
+    var current: [UInt8] = []
+    let bytes = Array(name.utf8)
+    func isUpper(_ b: UInt8) -> Bool { b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") }
+    func isLower(_ b: UInt8) -> Bool { b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z") }
+    func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+    func finish() {
+      if !current.isEmpty { words.append(String(decoding: current, as: UTF8.self)) }
+      current.removeAll(keepingCapacity: true)
+    }
+    for (index, byte) in bytes.enumerated() {
+      guard isUpper(byte) || isLower(byte) || isDigit(byte) else {
+        finish()
+        continue
+      }
+      if isUpper(byte), index > 0 {
+        let previous = bytes[index - 1]
+        let nextIsLower = index + 1 < bytes.count && isLower(bytes[index + 1])
+        if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower) { finish() }
+      }
+      current.append(isUpper(byte) ? byte + 32 : byte)
+    }
+    finish()
+    return words
+  }
+}

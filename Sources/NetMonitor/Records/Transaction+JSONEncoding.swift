@@ -1,0 +1,106 @@
+extension Transaction {
+  /// The record as one line of JSON, without the trailing newline (sinks add it).
+  ///
+  /// Keys come in the fixed order of `ARCHITECTURE.md` ("The record"): the common fields `kind`,
+  /// `pid`, `process`, `start_unix_ns`, `duration_ms`, then the kind's own fields. `nil`
+  /// properties and non-finite durations are `null`; integers are exact; durations are
+  /// milliseconds with at most three decimals. The line never contains a raw newline.
+  public func jsonLine() -> String {
+    let bytes = jsonBytes(appendingNewline: false)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// The record's UTF-8 bytes, optionally with the terminating `\n`: what `JSONLinesSink` writes.
+  func jsonBytes(appendingNewline: Bool) -> [UInt8] {
+    var writer = JSONWriter()
+    writer.beginObject()
+    switch self {
+    case .dns(let record):
+      writer.commonFields(.dns, record.pid, record.process, record.startUnixNs, record.durationMs)
+      writer.key("host")
+      writer.string(record.host)
+      writer.key("addresses")
+      writer.strings(record.addresses)
+      writer.key("error")
+      writer.error(record.error)
+    case .connection(let record):
+      writer.commonFields(
+        .connection, record.pid, record.process, record.startUnixNs, record.durationMs)
+      writer.key("id")
+      writer.integer(record.id)
+      writer.key("role")
+      writer.string(record.role.rawValue)
+      writer.key("transport")
+      writer.string(record.transport.rawValue)
+      writer.key("host")
+      writer.string(record.host)
+      writer.key("peer_address")
+      writer.string(record.peerAddress)
+      writer.key("peer_port")
+      writer.integer(record.peerPort.map { UInt64($0) })
+      writer.key("dns_ms")
+      writer.milliseconds(record.dnsMs)
+      writer.key("connect_ms")
+      writer.milliseconds(record.connectMs)
+      writer.key("tls_ms")
+      writer.milliseconds(record.tlsMs)
+      writer.key("tls_version")
+      writer.string(record.tlsVersion)
+      writer.key("bytes_sent")
+      writer.integer(record.bytesSent)
+      writer.key("bytes_received")
+      writer.integer(record.bytesReceived)
+      writer.key("tls_bytes_sent")
+      writer.integer(record.tlsBytesSent)
+      writer.key("tls_bytes_received")
+      writer.integer(record.tlsBytesReceived)
+      writer.key("http_exchanges")
+      writer.integer(record.httpExchanges.map { Int64($0) })
+      writer.key("error")
+      writer.error(record.error)
+    case .http(let record):
+      writer.commonFields(.http, record.pid, record.process, record.startUnixNs, record.durationMs)
+      writer.key("connection_id")
+      writer.integer(record.connectionId)
+      writer.key("scheme")
+      writer.string(record.scheme.rawValue)
+      writer.key("method")
+      writer.string(record.method)
+      writer.key("host")
+      writer.string(record.host)
+      writer.key("target")
+      writer.string(record.target)
+      writer.key("status")
+      writer.integer(record.status.map { Int64($0) })
+      writer.key("ttfb_ms")
+      writer.milliseconds(record.ttfbMs)
+      writer.key("request_bytes")
+      writer.integer(record.requestBytes)
+      writer.key("response_bytes")
+      writer.integer(record.responseBytes)
+      writer.key("reused_connection")
+      writer.bool(record.reusedConnection)
+    }
+    writer.endObject()
+    if appendingNewline { writer.newline() }
+    return writer.bytes
+  }
+}
+
+extension JSONWriter {
+  fileprivate mutating func commonFields(
+    _ kind: TransactionKind, _ pid: Int32, _ process: String, _ startUnixNs: UInt64,
+    _ durationMs: Double
+  ) {
+    key("kind")
+    string(kind.rawValue)
+    key("pid")
+    integer(Int64(pid))
+    key("process")
+    string(process)
+    key("start_unix_ns")
+    integer(startUnixNs)
+    key("duration_ms")
+    milliseconds(durationMs)
+  }
+}
