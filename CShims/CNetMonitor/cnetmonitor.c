@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+cnm_queue *cnm_records;
+
 __thread int cnm_guard_depth __attribute__((tls_model("initial-exec")));
 
 int cnm_errno(void) { return errno; }
@@ -76,3 +78,76 @@ void cnm_queue_release(cnm_queue *queue) {
 
 uint64_t cnm_queue_dropped(const cnm_queue *queue) { return __atomic_load_n(&queue->dropped, __ATOMIC_RELAXED); }
 void cnm_queue_count_drop(cnm_queue *queue) { __atomic_fetch_add(&queue->dropped, 1, __ATOMIC_RELAXED); }
+
+/* ---- originals ----------------------------------------------------------------------------------- */
+
+#include <dlfcn.h>
+
+cnm_original_functions cnm_originals;
+cnm_openssl_functions cnm_openssl;
+
+static const char *const cnm_hook_names[] = {
+    "read",     "readv",       "recv",       "recvfrom",  "recvmsg",          "write",       "writev",
+    "send",     "sendto",      "sendmsg",    "sendfile",  "close",            "shutdown",    "connect",
+    "accept",   "accept4",     "getsockopt", "getaddrinfo", "SSL_do_handshake", "SSL_connect", "SSL_accept",
+    "SSL_read", "SSL_read_ex", "SSL_write",  "SSL_write_ex",
+};
+size_t cnm_hook_count(void) { return sizeof cnm_hook_names / sizeof cnm_hook_names[0]; }
+const char *cnm_hook_name(size_t index) { return index < cnm_hook_count() ? cnm_hook_names[index] : NULL; }
+
+_Static_assert(sizeof(cnm_original_functions) == sizeof cnm_hook_names / sizeof cnm_hook_names[0] * sizeof(void *),
+               "one original per hooked name, in the same order");
+
+bool cnm_resolve_openssl(void *any_ssl_function) {
+  if (cnm_openssl.SSL_get_fd) return true;
+  Dl_info info;
+  if (!any_ssl_function || !dladdr(any_ssl_function, &info) || !info.dli_fname) return false;
+  void *library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!library) return false;
+  cnm_openssl_functions found = {
+      (int (*)(const void *))dlsym(library, "SSL_get_fd"),
+      (int (*)(const void *, int))dlsym(library, "SSL_get_error"),
+      (const char *(*)(const void *))dlsym(library, "SSL_get_version"),
+      (const char *(*)(const void *, int))dlsym(library, "SSL_get_servername"),
+      (int (*)(const void *))dlsym(library, "SSL_is_server"),
+  };
+  dlclose(library);
+  if (!found.SSL_get_fd || !found.SSL_get_error) return false;
+  cnm_openssl = found;
+  return true;
+}
+
+/* ---- the connection table ---------------------------------------------------------------------- */
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+uint32_t cnm_capacity;
+uint8_t *cnm_tracked;
+unsigned char *cnm_states;
+size_t cnm_slot_size;
+
+static void *map_zeroed(size_t count) {
+  void *memory = mmap(NULL, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return memory == MAP_FAILED ? NULL : memory;
+}
+
+bool cnm_table_set_up(size_t slot_size) {
+  if (cnm_states) return true;
+  struct rlimit limit = {1024, 1024};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  rlim_t wanted = limit.rlim_max > limit.rlim_cur ? limit.rlim_max : limit.rlim_cur;
+  size_t capacity = wanted < 1024 ? 1024 : wanted > (1u << 20) ? (1u << 20) : (size_t)wanted;
+  uint8_t *tracked = map_zeroed(capacity);
+  unsigned char *states = map_zeroed(capacity * slot_size);
+  if (!tracked || !states) {
+    if (tracked) munmap(tracked, capacity);
+    if (states) munmap(states, capacity * slot_size);
+    return false;
+  }
+  cnm_tracked = tracked;
+  cnm_slot_size = slot_size;
+  cnm_states = states;
+  __atomic_store_n(&cnm_capacity, (uint32_t)capacity, __ATOMIC_RELEASE);
+  return true;
+}

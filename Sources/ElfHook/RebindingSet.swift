@@ -14,6 +14,7 @@ public final class RebindingSet: @unchecked Sendable {
   public let symbols: [String]
   private let names: [UnsafeMutablePointer<CChar>]
   private let originals: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+  private let ownsOriginals: Bool
   private let filterBox: FilterBox?
   private var handle: OpaquePointer?
 
@@ -22,16 +23,20 @@ public final class RebindingSet: @unchecked Sendable {
   /// - Parameters:
   ///   - rebindings: symbol names and the `@convention(c)` functions that replace them.
   ///   - filter: which images to patch; by default every image, now and later.
+  ///   - originalStorage: where the engine keeps the originals, one pointer per rebinding in
+  ///     order (for hooks that read them from a C global); by default storage the set owns.
   /// - Throws: ``ElfHookError`` when the engine refused the request or a slot could not be written.
   ///
   /// The corresponding C function is `elfhook_rebind`.
   public init(
-    _ rebindings: [(symbol: String, replacement: UnsafeRawPointer)], in filter: ImageFilter = .allImages
+    _ rebindings: [(symbol: String, replacement: UnsafeRawPointer)], in filter: ImageFilter = .allImages,
+    originalStorage: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil
   ) throws(ElfHookError) {
     symbols = rebindings.map(\.symbol)
     names = rebindings.map { strdup($0.symbol)! }
-    originals = .allocate(capacity: max(rebindings.count, 1))
-    originals.initialize(repeating: nil, count: max(rebindings.count, 1))
+    ownsOriginals = originalStorage == nil
+    originals = originalStorage ?? .allocate(capacity: max(rebindings.count, 1))
+    if ownsOriginals { originals.initialize(repeating: nil, count: max(rebindings.count, 1)) }
     filterBox = filter.predicate.map(FilterBox.init)
     var entries = rebindings.indices.map { index in
       rebinding(
@@ -56,6 +61,7 @@ public final class RebindingSet: @unchecked Sendable {
   ) throws(ElfHookError) {
     symbols = rebindings.map(\.symbol)
     names = rebindings.map { strdup($0.symbol)! }
+    ownsOriginals = true
     originals = .allocate(capacity: max(rebindings.count, 1))
     originals.initialize(repeating: nil, count: max(rebindings.count, 1))
     filterBox = nil
@@ -99,7 +105,7 @@ public final class RebindingSet: @unchecked Sendable {
 
   private func release() {
     names.forEach { free($0) }
-    originals.deallocate()
+    if ownsOriginals { originals.deallocate() }
   }
 
   private static func install(

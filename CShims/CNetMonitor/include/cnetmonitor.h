@@ -59,3 +59,105 @@ uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);
 
 #endif
+
+/* ---- the originals of the hooked functions ------------------------------------------------------
+ * One C global, so a hook reaches its original with one load (a Swift global would add a
+ * swift_once check in some builds). The engine writes each original here (elfhook_rebind's
+ * `replaced`), in the order of cnm_hook_names. OpenSSL is never linked: its functions are typed
+ * with `void *` for SSL *. */
+
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <netdb.h>
+
+typedef struct cnm_original_functions {
+  ssize_t (*read)(int, void *, size_t);
+  ssize_t (*readv)(int, const struct iovec *, int);
+  ssize_t (*recv)(int, void *, size_t, int);
+  ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+  ssize_t (*recvmsg)(int, struct msghdr *, int);
+  ssize_t (*write)(int, const void *, size_t);
+  ssize_t (*writev)(int, const struct iovec *, int);
+  ssize_t (*send)(int, const void *, size_t, int);
+  ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+  ssize_t (*sendmsg)(int, const struct msghdr *, int);
+  ssize_t (*sendfile)(int, int, off_t *, size_t);
+  int (*close)(int);
+  int (*shutdown)(int, int);
+  int (*connect)(int, const struct sockaddr *, socklen_t);
+  int (*accept)(int, struct sockaddr *, socklen_t *);
+  int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+  int (*getsockopt)(int, int, int, void *, socklen_t *);
+  int (*getaddrinfo)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+  int (*SSL_do_handshake)(void *);
+  int (*SSL_connect)(void *);
+  int (*SSL_accept)(void *);
+  int (*SSL_read)(void *, void *, int);
+  int (*SSL_read_ex)(void *, void *, size_t, size_t *);
+  int (*SSL_write)(void *, const void *, int);
+  int (*SSL_write_ex)(void *, const void *, size_t, size_t *);
+} cnm_original_functions;
+
+extern cnm_original_functions cnm_originals;
+
+/* The symbol names, in the order of the fields above: cnm_hook_name(0) … cnm_hook_name(count - 1). */
+size_t cnm_hook_count(void);
+const char *cnm_hook_name(size_t index);
+
+/* Where the engine stores the original of cnm_hook_names[index]. */
+static inline void **cnm_original_slot(size_t index) { return (void **)&cnm_originals + index; }
+
+/* OpenSSL functions the TLS hooks call but never hook, found at run time next to the hooked ones. */
+typedef struct cnm_openssl_functions {
+  int (*SSL_get_fd)(const void *);
+  int (*SSL_get_error)(const void *, int);
+  const char *(*SSL_get_version)(const void *);
+  const char *(*SSL_get_servername)(const void *, int);
+  int (*SSL_is_server)(const void *);
+} cnm_openssl_functions;
+
+extern cnm_openssl_functions cnm_openssl;
+
+/* Fills cnm_openssl from the library that defines `any_ssl_function` (dladdr, then dlsym on that
+ * library's handle, since libssl may be loaded RTLD_LOCAL). Returns false when not found. */
+bool cnm_resolve_openssl(void *any_ssl_function);
+
+/* ---- the connection table ------------------------------------------------------------------------
+ * Indexed by file descriptor. `cnm_tracked[fd]` is nonzero for descriptors that are tracked network
+ * connections: a hook on any other descriptor costs the bounds check and that one byte load.
+ * `cnm_states` points at `cnm_capacity` entries of `slot_size` bytes (a Swift struct) in memory
+ * mapped without reserve, so only descriptors in use cost pages. */
+
+extern uint32_t cnm_capacity;
+extern uint8_t *cnm_tracked;
+extern unsigned char *cnm_states;
+extern size_t cnm_slot_size;
+
+/* Maps the table for every descriptor the process may open (RLIMIT_NOFILE's hard limit, at most
+ * 1 Mi) with entries of `slot_size` bytes. Returns false when the memory cannot be mapped. */
+bool cnm_table_set_up(size_t slot_size);
+
+/* The entry of `fd` when it is a tracked connection, else NULL: the hot path of every hook. */
+static inline void *cnm_tracked_slot(int fd) {
+  if ((unsigned)fd >= cnm_capacity || !cnm_tracked[fd]) return NULL;
+  return cnm_states + (size_t)fd * cnm_slot_size;
+}
+
+/* The entry of `fd` whether tracked or not; NULL past the table. */
+static inline void *cnm_slot(int fd) {
+  if ((unsigned)fd >= cnm_capacity) return NULL;
+  return cnm_states + (size_t)fd * cnm_slot_size;
+}
+
+static inline void cnm_set_tracked(int fd, bool tracked) {
+  if ((unsigned)fd < cnm_capacity) __atomic_store_n(&cnm_tracked[fd], tracked ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+static inline const cnm_original_functions *cnm_original(void) { return &cnm_originals; }
+static inline cnm_openssl_functions *cnm_ssl(void) { return &cnm_openssl; }
+
+/* The queue completed records go through, from the hooks to the recorder thread. */
+extern cnm_queue *cnm_records;
+static inline cnm_queue *cnm_record_queue(void) { return cnm_records; }
+static inline void cnm_set_record_queue(cnm_queue *queue) { cnm_records = queue; }

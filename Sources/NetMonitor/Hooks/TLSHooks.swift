@@ -1,0 +1,124 @@
+import CNetMonitor
+import Glibc
+
+// OpenSSL, found at run time (never linked): the handshake's time, version and server name, and
+// the plaintext byte counts at SSL_read / SSL_write. libcurl calls SSL_connect, which reaches
+// SSL_do_handshake through libssl's own GOT: both are hooked and the first call starts the clock.
+
+private let sslErrorWantRead: Int32 = 2
+private let sslErrorWantWrite: Int32 = 3
+private let tlsExtensionServerName: Int32 = 0
+
+/// The tracked connection under `ssl`, found with SSL_get_fd (resolved next to `function`).
+@inline(__always)
+private func connection(of ssl: UnsafeMutableRawPointer?, resolvingNear function: UnsafeMutableRawPointer?)
+  -> UnsafeMutablePointer<ConnectionSlot>?
+{
+  guard let ssl else { return nil }
+  if cnm_ssl().pointee.SSL_get_fd == nil && !cnm_resolve_openssl(function) { return nil }
+  return ConnectionTable.tracked(cnm_ssl().pointee.SSL_get_fd!(ssl))
+}
+
+private func handshake(
+  _ ssl: UnsafeMutableRawPointer?, original: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)?
+) -> Int32 {
+  let function = unsafeBitCast(original, to: UnsafeMutableRawPointer?.self)
+  let errorBefore = cnm_errno()
+  guard let slot = connection(of: ssl, resolvingNear: function) else {
+    cnm_set_errno(errorBefore)
+    return original!(ssl)
+  }
+  slot.pointee.core.isTLS = 1
+  _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, MonotonicClock.now())
+  cnm_set_errno(errorBefore)
+  let result = original!(ssl)
+  let error = cnm_errno()
+  if result == 1 {
+    if slot.pointee.core.tlsEnd == 0 {
+      slot.pointee.core.tlsEnd = MonotonicClock.now()
+      slot.pointee.core.tlsVersion = FixedText<16>(cString: cnm_ssl().pointee.SSL_get_version?(ssl))
+      if slot.pointee.core.host.isEmpty {
+        slot.pointee.core.host = FixedText<128>(
+          cString: cnm_ssl().pointee.SSL_get_servername?(ssl, tlsExtensionServerName))
+      }
+    }
+  } else if let getError = cnm_ssl().pointee.SSL_get_error {
+    let reason = getError(ssl, result)
+    if reason != sslErrorWantRead && reason != sslErrorWantWrite {
+      slot.pointee.core.tlsEnd = MonotonicClock.now()
+      Traffic.failed(slot, call: .sslHandshake, code: reason)
+    }
+  }
+  cnm_set_errno(error)
+  return result
+}
+
+let sslDoHandshakeHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { ssl in
+  handshake(ssl, original: cnm_original().pointee.SSL_do_handshake)
+}
+
+let sslConnectHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { ssl in
+  handshake(ssl, original: cnm_original().pointee.SSL_connect)
+}
+
+let sslAcceptHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { ssl in
+  handshake(ssl, original: cnm_original().pointee.SSL_accept)
+}
+
+let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int32) -> Int32 = {
+  ssl, buffer, count in
+  let result = cnm_original().pointee.SSL_read!(ssl, buffer, count)
+  if result > 0 {
+    let error = cnm_errno()
+    let function = unsafeBitCast(cnm_original().pointee.SSL_read, to: UnsafeMutableRawPointer?.self)
+    if let slot = connection(of: ssl, resolvingNear: function) {
+      cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(result))
+    }
+    cnm_set_errno(error)
+  }
+  return result
+}
+
+let sslReadExHook:
+  @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32 = {
+    ssl, buffer, count, read in
+    let result = cnm_original().pointee.SSL_read_ex!(ssl, buffer, count, read)
+    if result == 1, let read {
+      let error = cnm_errno()
+      let function = unsafeBitCast(cnm_original().pointee.SSL_read_ex, to: UnsafeMutableRawPointer?.self)
+      if let slot = connection(of: ssl, resolvingNear: function) {
+        cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(read.pointee))
+      }
+      cnm_set_errno(error)
+    }
+    return result
+  }
+
+let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int32) -> Int32 = {
+  ssl, buffer, count in
+  let result = cnm_original().pointee.SSL_write!(ssl, buffer, count)
+  if result > 0 {
+    let error = cnm_errno()
+    let function = unsafeBitCast(cnm_original().pointee.SSL_write, to: UnsafeMutableRawPointer?.self)
+    if let slot = connection(of: ssl, resolvingNear: function) {
+      cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(result))
+    }
+    cnm_set_errno(error)
+  }
+  return result
+}
+
+let sslWriteExHook:
+  @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32 = {
+    ssl, buffer, count, written in
+    let result = cnm_original().pointee.SSL_write_ex!(ssl, buffer, count, written)
+    if result == 1, let written {
+      let error = cnm_errno()
+      let function = unsafeBitCast(cnm_original().pointee.SSL_write_ex, to: UnsafeMutableRawPointer?.self)
+      if let slot = connection(of: ssl, resolvingNear: function) {
+        cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(written.pointee))
+      }
+      cnm_set_errno(error)
+    }
+    return result
+  }

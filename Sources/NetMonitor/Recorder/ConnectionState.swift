@@ -1,0 +1,71 @@
+/// What the hooks know about one tracked connection. POD and valid when all zero, because it
+/// lives in the fd-indexed table mapped at start (`cnm_states`); the hooks update it in place
+/// without allocating or locking.
+struct ConnectionCore: BitwiseCopyable {
+  /// Unique in the process; 0 for an unused entry.
+  var id: UInt64 = 0
+  /// ``Role``.
+  var role: UInt8 = 0
+  /// ``Transport``.
+  var transport: UInt8 = 0
+  /// ``Phase``.
+  var phase: UInt8 = 0
+  /// 1 once an SSL_* function was called for this descriptor: its socket bytes are ciphertext.
+  var isTLS: UInt8 = 0
+  /// 1 when a name resolution in this process returned the peer's address.
+  var hasDNS: UInt8 = 0
+  var peer = PeerAddress()
+  /// The name the peer's address was resolved from (getaddrinfo), or the TLS server name.
+  var host = FixedText<128>()
+  var dnsNanoseconds: UInt64 = 0
+  var startUnixNanoseconds: UInt64 = 0
+  var startNanoseconds: UInt64 = 0
+  var connectStart: UInt64 = 0
+  var connectEnd: UInt64 = 0
+  var tlsStart: UInt64 = 0
+  var tlsEnd: UInt64 = 0
+  var tlsVersion = FixedText<16>()
+  var bytesSent: UInt64 = 0
+  var bytesReceived: UInt64 = 0
+  var tlsBytesSent: UInt64 = 0
+  var tlsBytesReceived: UInt64 = 0
+  var httpExchanges: UInt64 = 0
+  /// The failed call (``HookedCall``) and its errno / SSL error; 0 when none.
+  var errorCall: UInt8 = 0
+  var errorCode: Int32 = 0
+
+  enum Role {
+    static let client: UInt8 = 1
+    static let server: UInt8 = 2
+  }
+
+  enum Transport {
+    static let tcp: UInt8 = 1
+    static let udp: UInt8 = 2
+  }
+
+  enum Phase {
+    /// A non-blocking connect returned EINPROGRESS; established at SO_ERROR 0 or first I/O.
+    static let connecting: UInt8 = 1
+    static let established: UInt8 = 2
+    static let failed: UInt8 = 3
+  }
+}
+
+/// The hooked calls an error can name, as stored in ``ConnectionCore/errorCall``.
+enum HookedCall: UInt8, CaseIterable {
+  case none = 0, connect, getaddrinfo, sslHandshake, read, write, getsockopt
+
+  /// The C function's name, as records report it.
+  var name: String {
+    switch self {
+    case .none: ""
+    case .connect: "connect"
+    case .getaddrinfo: "getaddrinfo"
+    case .sslHandshake: "SSL_do_handshake"
+    case .read: "read"
+    case .write: "write"
+    case .getsockopt: "getsockopt"
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import CNetMonitor
+
+/// One entry of the connection table.
+struct ConnectionSlot: BitwiseCopyable {
+  var core = ConnectionCore()
+}
+
+/// The fd-indexed connection table (C globals `cnm_tracked`, `cnm_states`): set up once, then
+/// read by every hook. A descriptor that is not a tracked connection costs a bounds check and one
+/// byte load.
+enum ConnectionTable {
+  /// Maps the table. Returns false when the memory cannot be mapped.
+  static func setUp() -> Bool {
+    cnm_table_set_up(MemoryLayout<ConnectionSlot>.stride)
+  }
+
+  /// The slot of `fd` when it is a tracked connection. The hot path of every hook.
+  @inline(__always)
+  static func tracked(_ fd: Int32) -> UnsafeMutablePointer<ConnectionSlot>? {
+    cnm_tracked_slot(fd)?.assumingMemoryBound(to: ConnectionSlot.self)
+  }
+
+  /// Starts tracking `fd` with a fresh entry; nil when `fd` is past the table.
+  static func track(_ fd: Int32) -> UnsafeMutablePointer<ConnectionSlot>? {
+    guard let raw = cnm_slot(fd) else { return nil }
+    let slot = raw.assumingMemoryBound(to: ConnectionSlot.self)
+    slot.pointee = ConnectionSlot()
+    cnm_set_tracked(fd, true)
+    return slot
+  }
+
+  /// Stops tracking `fd` (at close, or when a connect failed).
+  static func untrack(_ fd: Int32) {
+    cnm_set_tracked(fd, false)
+  }
+}

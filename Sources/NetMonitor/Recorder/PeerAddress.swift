@@ -1,0 +1,55 @@
+import Glibc
+
+/// A socket peer address kept inline (POD): family, port and the raw address bytes.
+struct PeerAddress: BitwiseCopyable {
+  /// `AF_INET`, `AF_INET6`, `AF_UNIX`, or 0 when unknown.
+  var family: UInt16 = 0
+  /// Host byte order.
+  var port: UInt16 = 0
+  /// 4 bytes for IPv4, 16 for IPv6.
+  var bytes = InlineArray<16, UInt8>(repeating: 0)
+
+  init() {}
+
+  /// Reads a `sockaddr_in` / `sockaddr_in6`; anything else keeps only the family.
+  init(_ address: UnsafePointer<sockaddr>?, length: socklen_t) {
+    guard let address, length >= MemoryLayout<sa_family_t>.size else { return }
+    family = address.pointee.sa_family
+    switch Int32(family) {
+    case AF_INET where Int(length) >= MemoryLayout<sockaddr_in>.size:
+      address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+        port = UInt16(bigEndian: ipv4.pointee.sin_port)
+        withUnsafeBytes(of: ipv4.pointee.sin_addr) { raw in for index in 0..<4 { bytes[index] = raw[index] } }
+      }
+    case AF_INET6 where Int(length) >= MemoryLayout<sockaddr_in6>.size:
+      address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
+        port = UInt16(bigEndian: ipv6.pointee.sin6_port)
+        withUnsafeBytes(of: ipv6.pointee.sin6_addr) { raw in for index in 0..<16 { bytes[index] = raw[index] } }
+      }
+    default:
+      break
+    }
+  }
+
+  var isInternet: Bool { family == UInt16(AF_INET) || family == UInt16(AF_INET6) }
+
+  /// Same address, ignoring the port (what a name resolution returns).
+  func sameHost(as other: PeerAddress) -> Bool {
+    guard family == other.family else { return false }
+    let length = family == UInt16(AF_INET) ? 4 : 16
+    for index in 0..<length where bytes[index] != other.bytes[index] { return false }
+    return true
+  }
+
+  /// "127.0.0.1", "::1". The corresponding C function is `inet_ntop`. Recorder thread only.
+  var text: String? {
+    guard isInternet else { return nil }
+    var copy = bytes
+    var output = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+    let converted = withUnsafeBytes(of: &copy) { raw in
+      inet_ntop(Int32(family), raw.baseAddress, &output, socklen_t(output.count))
+    }
+    guard converted != nil else { return nil }
+    return output.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+  }
+}

@@ -1,0 +1,52 @@
+/// Assembly: the recorder thread turns the POD records the hooks queued into ``Transaction``s.
+extension RawRecord {
+  func transaction(process: String) -> Transaction? {
+    switch kind {
+    case Kind.dns: .dns(dnsRecord(process: process))
+    case Kind.connection: .connection(connectionRecord(process: process))
+    default: nil
+    }
+  }
+
+  private var durationMilliseconds: Double { Double(durationNanoseconds) / 1_000_000 }
+
+  private func dnsRecord(process: String) -> DNSRecord {
+    var addresses: [String] = []
+    for index in 0..<Int(dnsAddressCount) {
+      if let text = dnsAddresses[index].text { addresses.append(text) }
+    }
+    return DNSRecord(
+      pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
+      host: dnsHost.string, addresses: addresses,
+      error: dnsError == 0 ? nil : .addressInfo(dnsError, systemErrno: dnsErrno == 0 ? nil : dnsErrno))
+  }
+
+  private func connectionRecord(process: String) -> ConnectionRecord {
+    let isClient = core.role == ConnectionCore.Role.client
+    let isTLS = core.isTLS != 0
+    let connectMilliseconds: Double? =
+      isClient && core.connectEnd != 0
+      ? MonotonicClock.milliseconds(from: core.connectStart, to: core.connectEnd) : nil
+    let tlsMilliseconds: Double? =
+      isTLS && core.tlsStart != 0 && core.tlsEnd != 0
+      ? MonotonicClock.milliseconds(from: core.tlsStart, to: core.tlsEnd) : nil
+    return ConnectionRecord(
+      pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
+      id: core.id, role: isClient ? .client : .server,
+      transport: core.transport == ConnectionCore.Transport.udp ? .udp : .tcp,
+      host: core.host.isEmpty ? nil : core.host.string,
+      peerAddress: core.peer.text, peerPort: core.peer.isInternet ? core.peer.port : nil,
+      dnsMs: core.hasDNS != 0 ? Double(core.dnsNanoseconds) / 1_000_000 : nil,
+      connectMs: connectMilliseconds, tlsMs: tlsMilliseconds,
+      tlsVersion: isTLS && !core.tlsVersion.isEmpty ? core.tlsVersion.string : nil,
+      bytesSent: core.bytesSent, bytesReceived: core.bytesReceived,
+      tlsBytesSent: isTLS ? core.tlsBytesSent : nil, tlsBytesReceived: isTLS ? core.tlsBytesReceived : nil,
+      httpExchanges: Int(core.httpExchanges), error: recordedError)
+  }
+
+  private var recordedError: RecordedError? {
+    guard let call = HookedCall(rawValue: core.errorCall), call != .none else { return nil }
+    if call == .sslHandshake { return .ssl(core.errorCode, call: call.name) }
+    return .errno(core.errorCode, call: call.name)
+  }
+}

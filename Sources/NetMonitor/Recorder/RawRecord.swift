@@ -1,0 +1,43 @@
+import CNetMonitor
+import Glibc
+
+/// A completed record as the hooks hand it to the recorder thread: POD, copied into a slot of the
+/// preallocated queue (`cnm_records`) without allocating. The recorder thread turns it into a
+/// ``Transaction``.
+struct RawRecord: BitwiseCopyable {
+  enum Kind {
+    static let dns: UInt8 = 1
+    static let connection: UInt8 = 2
+  }
+
+  var kind: UInt8 = 0
+  var pid: Int32 = 0
+  var startUnixNanoseconds: UInt64 = 0
+  var durationNanoseconds: UInt64 = 0
+  /// The connection (connection records).
+  var core = ConnectionCore()
+  /// The name looked up, its answers and its error (dns records).
+  var dnsHost = FixedText<256>()
+  var dnsAddresses = InlineArray<8, PeerAddress>(repeating: PeerAddress())
+  var dnsAddressCount: UInt8 = 0
+  /// The `EAI_*` code, and errno for `EAI_SYSTEM`; 0 when the lookup succeeded.
+  var dnsError: Int32 = 0
+  var dnsErrno: Int32 = 0
+
+  /// Reserves a queue slot, lets `fill` write the record, and publishes it. When the queue is full
+  /// the record is dropped and counted: the hooks never block the host.
+  @inline(never)
+  static func emit(_ fill: (inout RawRecord) -> Void) {
+    guard let queue = cnm_record_queue() else { return }
+    var ticket: UInt64 = 0
+    guard let raw = cnm_queue_reserve(queue, &ticket) else {
+      cnm_queue_count_drop(queue)
+      return
+    }
+    let record = raw.bindMemory(to: RawRecord.self, capacity: 1)
+    record.initialize(to: RawRecord())
+    record.pointee.pid = getpid()
+    fill(&record.pointee)
+    cnm_queue_publish(queue, ticket)
+  }
+}

@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Recent name resolutions, so a connection to an address knows the name it was resolved from
+/// and how long that lookup took (the seed articles' DNS phase, joined to the connection).
+///
+/// Written by the getaddrinfo hook, read by the connect hook. A lock is acceptable here (neither
+/// call is on a data path), but connect may run in a signal handler, so readers only ever try it.
+enum Resolutions {
+  struct Entry: BitwiseCopyable {
+    var address = PeerAddress()
+    var host = FixedText<128>()
+    var lookupNanoseconds: UInt64 = 0
+  }
+
+  struct Table: ~Copyable {
+    static let capacity = 64
+    var entries = InlineArray<64, Entry>(repeating: Entry())
+    var next = 0
+  }
+
+  static let table = Mutex(Table())
+
+  /// Remembers that `host` resolved to `address` in `lookupNanoseconds`.
+  static func remember(_ address: PeerAddress, host: FixedText<128>, lookupNanoseconds: UInt64) {
+    table.withLock { table in
+      table.entries[table.next % Table.capacity] = Entry(
+        address: address, host: host, lookupNanoseconds: lookupNanoseconds)
+      table.next &+= 1
+    }
+  }
+
+  /// The most recent resolution that returned `address`; nil when none, or when the table is busy.
+  static func lookUp(_ address: PeerAddress) -> Entry? {
+    table.withLockIfAvailable { table -> Entry? in
+      var index = table.next
+      for _ in 0..<Table.capacity {
+        index &-= 1
+        let entry = table.entries[(index % Table.capacity + Table.capacity) % Table.capacity]
+        if entry.address.sameHost(as: address) { return entry }
+      }
+      return nil
+    } ?? nil
+  }
+}

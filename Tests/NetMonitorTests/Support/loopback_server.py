@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""A loopback HTTP/1.1 server for the NetMonitor tests (127.0.0.1 only).
+
+Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks), /close/N (N bytes,
+close-delimited, HTTP/1.0 style), /status/CODE, and echoes POST bodies. Keep-alive by default.
+With --tls CERT KEY it speaks HTTPS. Prints "PORT <n>" on stdout once listening, then serves until
+stdin closes or it is killed. Bounded: it exits by itself after --lifetime seconds (default 120).
+"""
+import argparse
+import os
+import http.server
+import socketserver
+import ssl
+import sys
+import threading
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _send_body(self, status, body, chunked=False, close=False):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif not close:
+            self.send_header("Content-Length", str(len(body)))
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        if chunked:
+            for start in range(0, len(body), 1000):
+                piece = body[start:start + 1000]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.wfile.write(body)
+
+    def do_GET(self):
+        parts = self.path.split("?")[0].strip("/").split("/")
+        kind, amount = (parts + ["", "0"])[:2]
+        try:
+            number = int(amount)
+        except ValueError:
+            number = 0
+        if kind == "bytes":
+            self._send_body(200, b"x" * number)
+        elif kind == "chunked":
+            self._send_body(200, b"c" * number, chunked=True)
+        elif kind == "close":
+            self._send_body(200, b"z" * number, close=True)
+        elif kind == "status":
+            self._send_body(number, b"")
+        else:
+            self._send_body(404, b"not found\n")
+
+    do_HEAD = do_GET
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length)
+        self._send_body(200, body)
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    parser.add_argument("--lifetime", type=float, default=120)
+    arguments = parser.parse_args()
+    server = Server(("127.0.0.1", 0), Handler)
+    if arguments.tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*arguments.tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    print("PORT", server.server_address[1], flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stopper = threading.Timer(arguments.lifetime, lambda: os._exit(0))
+    stopper.start()
+    try:
+        sys.stdin.read()  # returns when the test closes our stdin or exits
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stopper.cancel()
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
