@@ -1,0 +1,114 @@
+import Testing
+
+@testable import NetMonitor
+
+/// A framing event as the tests compare them; heads are kept aside in ``HTTPRun/heads``.
+enum SeenEvent: Equatable, CustomStringConvertible {
+  case started
+  case head
+  case complete(UInt64)
+  case incomplete(UInt64)
+  case switched
+  case gaveUp
+
+  var description: String {
+    switch self {
+    case .started: "started"
+    case .head: "head"
+    case .complete(let bytes): "complete(\(bytes))"
+    case .incomplete(let bytes): "incomplete(\(bytes))"
+    case .switched: "switched"
+    case .gaveUp: "gaveUp"
+    }
+  }
+}
+
+/// Feeds one direction's parser and records what it reports.
+struct HTTPRun {
+  var kind: HTTPDirectionKind
+  var parser = HTTPStreamParser()
+  var events: [SeenEvent] = []
+  var heads: [HTTPHead] = []
+
+  init(_ kind: HTTPDirectionKind, expecting requests: [HTTPRequestKind] = []) {
+    self.kind = kind
+    for request in requests { parser.expectResponse(to: request) }
+  }
+
+  mutating func record(_ event: HTTPStreamEvent) {
+    switch event {
+    case .messageStarted: events.append(.started)
+    case .headComplete(let head):
+      events.append(.head)
+      heads.append(head)
+    case .messageComplete(let bytes): events.append(.complete(bytes))
+    case .messageIncomplete(let bytes): events.append(.incomplete(bytes))
+    case .switchedProtocols: events.append(.switched)
+    case .gaveUp: events.append(.gaveUp)
+    }
+  }
+
+  mutating func feed(_ bytes: ArraySlice<UInt8>) {
+    var seen: [HTTPStreamEvent] = []
+    bytes.withUnsafeBytes { raw in
+      parser.feed(raw, as: kind) { seen.append($0) }
+    }
+    for event in seen { record(event) }
+  }
+
+  mutating func feed(_ text: String) { feed(ArraySlice(Array(text.utf8))) }
+
+  /// Feeds `bytes` cut at `cuts` (ascending offsets).
+  mutating func feed(_ bytes: [UInt8], cuts: [Int]) {
+    var start = 0
+    for cut in cuts + [bytes.count] {
+      feed(bytes[start..<cut])
+      start = cut
+    }
+  }
+
+  mutating func finish() {
+    var seen: [HTTPStreamEvent] = []
+    parser.finish { seen.append($0) }
+    for event in seen { record(event) }
+  }
+
+  /// Parses `text` in one piece.
+  static func parse(
+    _ text: String, _ kind: HTTPDirectionKind, expecting requests: [HTTPRequestKind] = [],
+    finish: Bool = false
+  ) -> HTTPRun {
+    var run = HTTPRun(kind, expecting: requests)
+    run.feed(text)
+    if finish { run.finish() }
+    return run
+  }
+}
+
+/// The usual three events of one complete message of `text`.
+func message(_ text: String) -> [SeenEvent] {
+  [.started, .head, .complete(UInt64(text.utf8.count))]
+}
+
+/// A deterministic generator for the property and fuzz tests.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+@Suite("HTTP test harness")
+struct HTTPTestHarnessTests {
+  @Test("cuts feed every byte exactly once")
+  func cutsCoverStream() {
+    let text = "GET / HTTP/1.1\r\n\r\n"
+    var run = HTTPRun(.requests)
+    run.feed(Array(text.utf8), cuts: [0, 3, 3, 10])
+    #expect(run.events == message(text))
+  }
+}
