@@ -110,6 +110,22 @@ struct HTTPGarbageTests {
     #expect(MemoryLayout<HTTPStreamParser>.size < 1024)
   }
 
+  @Test(
+    "an endless target, header name or reason phrase is given up at the head limit",
+    arguments: [("GET /", HTTPDirectionKind.requests), ("GET / HTTP/1.1\r\nX-", .requests), ("HTTP/1.1 200 ", .responses)])
+  func endlessRuns(prefix: String, kind: HTTPDirectionKind) {
+    var run = HTTPRun(kind)
+    run.feed(prefix)
+    let block = [UInt8](repeating: 0x61, count: 10_000)
+    var fed = 0
+    while !run.parser.hasGivenUp && fed < 1024 * 1024 {
+      run.feed(ArraySlice(block))
+      fed += block.count
+    }
+    #expect(run.events == [.started, .gaveUp])
+    #expect(fed <= Int(HTTPStreamParser.maxHeadBytes) + block.count)
+  }
+
   @Test("endless headers and endless trailers are given up too")
   func endlessHeaders() {
     var run = HTTPRun(.requests)

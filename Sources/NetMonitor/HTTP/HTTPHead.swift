@@ -81,6 +81,27 @@ public struct HTTPHead: Sendable {
     host = InlineArray(repeating: 0)
   }
 
+  /// Empties the head without rewriting its text arrays (their bytes past the lengths are never read).
+  @inline(__always)
+  mutating func clearScalars() {
+    contentLengthValue = 0
+    status = 0
+    targetLength = 0
+    hostLength = 0
+    methodLength = 0
+    minorVersion = 0
+    targetTruncated = false
+    hostTruncated = false
+    hasContentLength = false
+    hasTransferEncoding = false
+    isChunked = false
+    connectionClose = false
+    connectionKeepAlive = false
+    connectionUpgrade = false
+    bodyFraming = .none
+    answeredRequestKind = .ordinary
+  }
+
   /// Whether this is a request head (it has a method) rather than a response head.
   public var isRequest: Bool { methodLength > 0 }
 

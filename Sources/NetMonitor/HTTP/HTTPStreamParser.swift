@@ -141,6 +141,16 @@ public struct HTTPStreamParser: Sendable {
       case .untilClose:
         index = count
       default:
+        if !crPending {
+          // Runs of bytes that need no decision are consumed in tight loops; the byte that ends a run
+          // goes through `scan`.
+          let start = index
+          scanRun(base, at: &index, count: count)
+          let scanned = Int(scanBytes) &+ (index &- start)
+          guard scanned <= Int(Self.maxHeadBytes) else { return giveUp(onEvent: onEvent) }
+          scanBytes = UInt32(truncatingIfNeeded: scanned)
+          if index == count { break }
+        }
         let byte = base.load(fromByteOffset: index, as: UInt8.self)
         index &+= 1
         switch scan(byte) {
@@ -195,7 +205,7 @@ public struct HTTPStreamParser: Sendable {
 
   @inline(__always)
   mutating func beginMessage(_ kind: HTTPDirectionKind) {
-    head = HTTPHead()
+    head.clearScalars()  // the text arrays are only read up to their lengths
     messageBytes = 0
     scanBytes = 0
     number = 0
