@@ -146,8 +146,10 @@ struct JSONWriter {
   private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
   /// Escapes `"`, `\`, the C0 controls and DEL as `\u00XX`-style escapes (`\"`, `\\` for the
-  /// first two), and U+2028/U+2029 (legal JSON, but line breaks to JavaScript and to some
-  /// line-oriented readers). Every other byte of the valid UTF-8 input passes through.
+  /// first two), U+2028/U+2029 (legal JSON, but line breaks to JavaScript and to some
+  /// line-oriented readers) and U+FEFF (invisible, and stripped by some readers, Foundation's
+  /// among them, at the start of a string). Every other byte of the valid UTF-8 input passes
+  /// through.
   private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
     var runStart = 0
     var index = 0
@@ -161,6 +163,8 @@ struct JSONWriter {
         utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9
       {
         escapeLength = 3
+      } else if byte == 0xEF, index + 2 < count, utf8[index + 1] == 0xBB, utf8[index + 2] == 0xBF {
+        escapeLength = 3
       } else {
         index += 1
         continue
@@ -173,6 +177,8 @@ struct JSONWriter {
       case 0xE2:
         bytes.append(contentsOf: "u202".utf8)
         bytes.append(utf8[index + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9"))
+      case 0xEF:
+        bytes.append(contentsOf: "ufeff".utf8)
       default:
         bytes.append(contentsOf: "u00".utf8)
         bytes.append(Self.hexDigits[Int(byte >> 4)])

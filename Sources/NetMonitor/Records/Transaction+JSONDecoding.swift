@@ -177,12 +177,13 @@ private struct RecordFields {
     return port
   }
 
-  /// A duration: any JSON number, or `nil` for `null` or an absent member.
+  /// A duration: any JSON number that fits a `Double`, or `nil` for `null` or an absent member.
   func milliseconds(_ key: String) throws(RecordDecodingError) -> Double? {
     guard let value = value(key) else { return nil }
     guard case .number(let text) = value, let number = Double(text) else {
       throw .wrongType(field: key, expected: "a number")
     }
+    guard number.isFinite else { throw .invalidValue(field: key, value: text) }
     return number
   }
 

@@ -88,10 +88,14 @@ public final class JSONLinesSink: TransactionSink {
   public func record(_ transaction: Transaction) {
     let line = transaction.jsonBytes(appendingNewline: true)
     let outcome: SinkError? = state.withLock { state in
-      guard state.fd >= 0 else { return SinkError(call: "write", path: path, errno: EBADF) }
-      let error =
-        blocksSIGPIPE
-        ? system_withSIGPIPEBlocked { writeLine(line, to: &state) } : writeLine(line, to: &state)
+      let error: SinkError?
+      if state.fd < 0 {
+        error = SinkError(call: "write", path: path, errno: EBADF)  // closed
+      } else if blocksSIGPIPE {
+        error = system_withSIGPIPEBlocked { writeLine(line, to: &state) }
+      } else {
+        error = writeLine(line, to: &state)
+      }
       if let error { state.lastError = error }
       return error
     }
