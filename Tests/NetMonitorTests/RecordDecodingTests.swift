@@ -62,7 +62,10 @@ struct RecordDecodingTests {
       (#"{"kind":"dns","pid":"1"}"#, "wrongType"), (#"{"kind":"dns","pid":1.5}"#, "wrongType"),
       (#"{"kind":"dns","pid":4294967296}"#, "invalidValue"),
       (#"{"kind":"dns","pid":1,"process":"p","start_unix_ns":-1}"#, "invalidValue"),
-      (#"{"kind":"dns","pid":1,"process":"p","start_unix_ns":18446744073709551616}"#, "invalidValue"),
+      (
+        #"{"kind":"dns","pid":1,"process":"p","start_unix_ns":18446744073709551616}"#,
+        "invalidValue"
+      ),
       (#"{"kind":"dns","pid":1,"process":"p\u0001"}"#, "missingField"),
       ("{\"kind\":\"dns\",\"pid\":1,\"process\":\"a\u{1}b\"}", "malformed"),
       (#"{"kind":"dns","pid":01}"#, "malformed"), (#"{"kind":"dns","pid":-}"#, "malformed"),
@@ -142,7 +145,8 @@ struct RecordDecodingTests {
           switch rng.next() % 6 {
           case 0: bytes[at] = UInt8(truncatingIfNeeded: rng.next())
           case 1: bytes.remove(at: at)
-          case 2: bytes.insert(Self.jsonBytes[Int(rng.next() % UInt64(Self.jsonBytes.count))], at: at)
+          case 2:
+            bytes.insert(Self.jsonBytes[Int(rng.next() % UInt64(Self.jsonBytes.count))], at: at)
           case 3: bytes.removeSubrange(at...)
           case 4: bytes.insert(contentsOf: bytes[at..<min(bytes.count, at + 8)], at: at)
           default: bytes[at] ^= 1 << (rng.next() % 8)

@@ -161,8 +161,9 @@ struct RecordEncodingTests {
     #expect(system.code == "EAI_SYSTEM")
     #expect(system.message.contains("EMFILE"))
     #expect(RecordedError.ssl(5, call: "SSL_do_handshake").code == "SSL_ERROR_SYSCALL")
-    #expect(RecordedError.ssl(1, call: "SSL_connect", message: "certificate verify failed").message
-      == "certificate verify failed")
+    #expect(
+      RecordedError.ssl(1, call: "SSL_connect", message: "certificate verify failed").message
+        == "certificate verify failed")
     #expect(RecordedError.ssl(77, call: "SSL_read").code == "SSL_ERROR 77")
   }
 }

@@ -41,7 +41,8 @@ enum RecordSamples {
   /// Strings that stress the encoder: quotes, backslashes, every C0 control, DEL, U+2028,
   /// emoji, combining marks, and text decoded from invalid UTF-8.
   static let hostileStrings: [String] = [
-    "", "plain", "quote\"inside", "back\\slash", "line\nbreak", "tab\tand\rcarriage", "nul\u{0}byte",
+    "", "plain", "quote\"inside", "back\\slash", "line\nbreak", "tab\tand\rcarriage",
+    "nul\u{0}byte",
     "\u{1}\u{1F}\u{7F}", "bell\u{7}", "sep\u{2028}para\u{2029}", "emoji 🧪👩‍💻", "e\u{301}",
     "日本語", String(decoding: [0x66, 0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80], as: UTF8.self),
     "</script><script>", "{\"kind\":\"dns\"}", "\\u0000", "/", "\u{FEFF}bom",
@@ -55,7 +56,8 @@ enum RecordSamples {
       for _ in 0..<Int(rng.next() % 24) {
         let pick = rng.next() % 10
         let value: UInt32 =
-          pick < 5 ? UInt32(rng.next() % 0x80)
+          pick < 5
+          ? UInt32(rng.next() % 0x80)
           : pick < 8 ? UInt32(0x80 + rng.next() % 0x780) : UInt32(0x1F300 + rng.next() % 0x300)
         if let scalar = Unicode.Scalar(value) { scalars.append(scalar) }
       }
@@ -76,7 +78,8 @@ enum RecordSamples {
     rng.next() % 3 == 0 ? nil : randomMilliseconds(&rng)
   }
 
-  static func randomOptional<T>(_ rng: inout RecordRandom, _ make: (inout RecordRandom) -> T) -> T? {
+  static func randomOptional<T>(_ rng: inout RecordRandom, _ make: (inout RecordRandom) -> T) -> T?
+  {
     rng.next() % 3 == 0 ? nil : make(&rng)
   }
 

@@ -12,16 +12,28 @@ struct RedactionTests {
       "/a?api_key=1&apiKey=2&x-api-key=3&key=4&APIKey=5&privateKey=6",
       "/a?api_key=REDACTED&apiKey=REDACTED&x-api-key=REDACTED&key=REDACTED&APIKey=REDACTED&privateKey=REDACTED"
     ),
-    ("/a?keyword=x&monkey=y&zipcode=z&signal=w&design=v", "/a?keyword=x&monkey=y&zipcode=z&signal=w&design=v"),
+    (
+      "/a?keyword=x&monkey=y&zipcode=z&signal=w&design=v",
+      "/a?keyword=x&monkey=y&zipcode=z&signal=w&design=v"
+    ),
     (
       "/bucket/obj?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F20240101&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FwoG&X-Amz-Signature=abcdef0123",
       "/bucket/obj?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=REDACTED&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=REDACTED&X-Amz-Signature=REDACTED"
     ),
-    ("/o?X-Goog-Signature=ab&X-Goog-Credential=cd", "/o?X-Goog-Signature=REDACTED&X-Goog-Credential=REDACTED"),
+    (
+      "/o?X-Goog-Signature=ab&X-Goog-Credential=cd",
+      "/o?X-Goog-Signature=REDACTED&X-Goog-Credential=REDACTED"
+    ),
     ("/blob?sv=2021-08-06&sig=abc%2Bdef%3D&se=2025", "/blob?sv=2021-08-06&sig=REDACTED&se=2025"),
-    ("/cf?Signature=abc&Key-Pair-Id=K2J&Policy=eyJ", "/cf?Signature=REDACTED&Key-Pair-Id=REDACTED&Policy=eyJ"),
+    (
+      "/cf?Signature=abc&Key-Pair-Id=K2J&Policy=eyJ",
+      "/cf?Signature=REDACTED&Key-Pair-Id=REDACTED&Policy=eyJ"
+    ),
     ("/cb?code=SplxlOBeZQQYbYS6WxSbIA&state=xyz", "/cb?code=REDACTED&state=xyz"),
-    ("/token?code_verifier=abc&grant_type=authorization_code", "/token?code_verifier=REDACTED&grant_type=authorization_code"),
+    (
+      "/token?code_verifier=abc&grant_type=authorization_code",
+      "/token?code_verifier=REDACTED&grant_type=authorization_code"
+    ),
     ("/login?user=bob&password=hunter2", "/login?user=bob&password=REDACTED"),
     (
       "/login?passwd=a&pwd=b&pass=c&passphrase=d&Passcode=e",
@@ -39,7 +51,10 @@ struct RedactionTests {
       "/x?auth=1&authorization=2&authKey=3&author=bob&authority=x",
       "/x?auth=REDACTED&authorization=REDACTED&authKey=REDACTED&author=bob&authority=x"
     ),
-    ("/x?jwt=abc&otp=123456&pin=1234&hmac=ff", "/x?jwt=REDACTED&otp=REDACTED&pin=REDACTED&hmac=REDACTED"),
+    (
+      "/x?jwt=abc&otp=123456&pin=1234&hmac=ff",
+      "/x?jwt=REDACTED&otp=REDACTED&pin=REDACTED&hmac=REDACTED"
+    ),
     (
       "/x?next=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
       "/x?next=REDACTED"
@@ -56,7 +71,10 @@ struct RedactionTests {
       "/cb#access_token=abc&token_type=bearer&expires_in=3600",
       "/cb#access_token=REDACTED&token_type=REDACTED&expires_in=3600"
     ),
-    ("/x?%74oken=abc&api%5Fkey=def&my+secret=g", "/x?%74oken=REDACTED&api%5Fkey=REDACTED&my+secret=REDACTED"),
+    (
+      "/x?%74oken=abc&api%5Fkey=def&my+secret=g",
+      "/x?%74oken=REDACTED&api%5Fkey=REDACTED&my+secret=REDACTED"
+    ),
     ("http://user:secret@proxy.example/path?x=1", "http://user:REDACTED@proxy.example/path?x=1"),
     ("https://ghp_abc123@github.com/o/r.git", "https://REDACTED@github.com/o/r.git"),
     ("http://example.com/a@b?x=1", "http://example.com/a@b?x=1"),

@@ -161,9 +161,10 @@ struct SinkTests {
     second.close()
     let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
     #expect(lines.count == 2)
-    #expect(try lines.map { try Transaction(jsonLine: String($0)) } == [
-      .dns(RecordSamples.dns), .http(RecordSamples.http),
-    ])
+    #expect(
+      try lines.map { try Transaction(jsonLine: String($0)) } == [
+        .dns(RecordSamples.dns), .http(RecordSamples.http),
+      ])
   }
 
   @Test("a symbolic link at the path is refused (O_NOFOLLOW), naming the path")

@@ -35,7 +35,8 @@ public struct ConnectionRecord: Sendable, Hashable {
   public var connectMs: Double?
   /// The TLS handshake, or `nil` without TLS (`tls_ms`).
   public var tlsMs: Double?
-  /// The negotiated TLS version as the TLS library names it (`"TLSv1.3"`), or `nil` (`tls_version`).
+  /// The negotiated TLS version as the TLS library names it (`"TLSv1.3"`), or `nil`
+  /// (`tls_version`).
   public var tlsVersion: String?
   /// Bytes written to the socket, TLS records included (`bytes_sent`).
   public var bytesSent: UInt64

@@ -22,7 +22,9 @@ struct JSONParser {
     parser.skipWhitespace()
     let value = try parser.parseValue()
     parser.skipWhitespace()
-    guard parser.index == input.count else { throw parser.failure("unexpected data after the value") }
+    guard parser.index == input.count else {
+      throw parser.failure("unexpected data after the value")
+    }
     return value
   }
 
@@ -102,7 +104,9 @@ struct JSONParser {
 
   private mutating func enterContainer() throws(RecordDecodingError) {
     depth += 1
-    guard depth <= Self.maximumDepth else { throw failure("nesting deeper than \(Self.maximumDepth)") }
+    guard depth <= Self.maximumDepth else {
+      throw failure("nesting deeper than \(Self.maximumDepth)")
+    }
   }
 
   // MARK: - Strings
@@ -114,7 +118,8 @@ struct JSONParser {
     while index < input.count {
       let byte = input[index]
       if byte == UInt8(ascii: "\"") {
-        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
+        let text = String(
+          decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
         index += 1
         return text
       }
@@ -158,7 +163,9 @@ struct JSONParser {
   private mutating func parseUnicodeEscape() throws(RecordDecodingError) -> Unicode.Scalar {
     let first = try parseHex4()
     if (0xD800...0xDBFF).contains(first) {
-      if index + 1 < input.count, input[index] == UInt8(ascii: "\\"), input[index + 1] == UInt8(ascii: "u") {
+      if index + 1 < input.count, input[index] == UInt8(ascii: "\\"),
+        input[index + 1] == UInt8(ascii: "u")
+      {
         let saved = index
         index += 2
         let second = try parseHex4()

@@ -5,9 +5,9 @@
 /// A failure as a record carries it (the `error` object): the hooked call that failed, its code by
 /// name, and a readable message.
 ///
-/// JSON keys, in this order: `call`, `code`, `message`. `code` is a symbolic name — `ECONNREFUSED`,
-/// `EAI_NONAME`, `SSL_ERROR_SYSCALL` — so records read the same on every architecture; the
-/// factories below turn the numbers the hooks saw into names and messages.
+/// JSON keys, in this order: `call`, `code`, `message`. `code` is a symbolic name —
+/// `ECONNREFUSED`, `EAI_NONAME`, `SSL_ERROR_SYSCALL` — so records read the same on every
+/// architecture; the factories below turn the numbers the hooks saw into names and messages.
 public struct RecordedError: Sendable, Hashable {
   /// The hooked function that failed (`connect`, `getaddrinfo`, `SSL_do_handshake`…) (`call`).
   public var call: String

@@ -6,9 +6,9 @@
 ///   words at punctuation and camelCase boundaries (`X-Amz-Signature` → `x amz signature`,
 ///   `apiKey` → `api key`) and lowercased. It is secret when
 ///   - its letters and digits joined contain one of `secretFragments` — `token`, `secret`,
-///     `passw` (password, passwd), `passphrase`, `passcode`, `pwd`, `credential`, `signature`, `apikey`,
-///     `accesskey`, `privatekey`, `session`, `sessid`, `jwt`, `bearer`, `cookie`, `saml` — which
-///     covers `access_token`, `client_secret`, `X-Amz-Credential`, `X-Amz-Security-Token`,
+///     `passw` (password, passwd), `passphrase`, `passcode`, `pwd`, `credential`, `signature`,
+///     `apikey`, `accesskey`, `privatekey`, `session`, `sessid`, `jwt`, `bearer`, `cookie`,
+///     `saml` — which covers `access_token`, `client_secret`, `X-Amz-Credential`, `X-Amz-Security-Token`,
 ///     `X-Goog-Signature`, `PHPSESSID`, `jsessionid`…; or
 ///   - one of its words is in `secretWords` — `key` (`api_key`, `key`), `sig` (Azure SAS),
 ///     `pass`, `code` (OAuth authorization and device codes, `code_verifier`), `otp`, `pin`,
@@ -34,7 +34,8 @@ public enum TargetRedaction {
 
   /// Substrings of a name (letters and digits only, lowercased) that mark it as secret.
   public static let secretFragments: [String] = [
-    "token", "secret", "passw", "passphrase", "passcode", "pwd", "credential", "signature", "apikey",
+    "token", "secret", "passw", "passphrase", "passcode", "pwd", "credential", "signature",
+    "apikey",
     "accesskey", "privatekey", "session", "sessid", "jwt", "bearer", "cookie", "saml",
   ]
 

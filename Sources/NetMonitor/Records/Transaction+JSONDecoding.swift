@@ -142,7 +142,8 @@ private struct RecordFields {
 
   func uint64(_ key: String) throws(RecordDecodingError) -> UInt64 {
     guard let value = try optionalUInt64(key) else {
-      throw members[key] == nil ? .missingField(key) : .wrongType(field: key, expected: "an integer")
+      throw members[key] == nil
+        ? .missingField(key) : .wrongType(field: key, expected: "an integer")
     }
     return value
   }
@@ -150,7 +151,9 @@ private struct RecordFields {
   func optionalUInt64(_ key: String) throws(RecordDecodingError) -> UInt64? {
     guard let value = value(key) else { return nil }
     let (negative, magnitude) = try integer(value, key)
-    guard !negative || magnitude == 0 else { throw .invalidValue(field: key, value: "-\(magnitude)") }
+    guard !negative || magnitude == 0 else {
+      throw .invalidValue(field: key, value: "-\(magnitude)")
+    }
     return magnitude
   }
 
@@ -173,7 +176,9 @@ private struct RecordFields {
 
   func optionalPort(_ key: String) throws(RecordDecodingError) -> UInt16? {
     guard let wide = try optionalUInt64(key) else { return nil }
-    guard let port = UInt16(exactly: wide) else { throw .invalidValue(field: key, value: "\(wide)") }
+    guard let port = UInt16(exactly: wide) else {
+      throw .invalidValue(field: key, value: "\(wide)")
+    }
     return port
   }
 
@@ -189,7 +194,9 @@ private struct RecordFields {
 
   func error(_ key: String) throws(RecordDecodingError) -> RecordedError? {
     guard let value = value(key) else { return nil }
-    guard case .object(let list) = value else { throw .wrongType(field: key, expected: "an object") }
+    guard case .object(let list) = value else {
+      throw .wrongType(field: key, expected: "an object")
+    }
     let inner = RecordFields(list)
     return RecordedError(
       call: try inner.nested(key, "call"),
@@ -215,7 +222,9 @@ private struct RecordFields {
   private func integer(
     _ value: JSONValue, _ key: String
   ) throws(RecordDecodingError) -> (negative: Bool, magnitude: UInt64) {
-    guard case .number(let text) = value else { throw .wrongType(field: key, expected: "an integer") }
+    guard case .number(let text) = value else {
+      throw .wrongType(field: key, expected: "an integer")
+    }
     var negative = false
     var magnitude: UInt64 = 0
     for byte in text.utf8 {

@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import Synchronization
 
 /// Writes each transaction as one line of JSON (`Transaction.jsonLine()` plus `\n`) to a file or
 /// a file descriptor: the record stream of `ARCHITECTURE.md`.
