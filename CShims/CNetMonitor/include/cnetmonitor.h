@@ -139,7 +139,7 @@ extern size_t cnm_slot_size;
 bool cnm_table_set_up(size_t slot_size);
 
 /* The entry of `fd` when it is a tracked connection, else NULL: the hot path of every hook. */
-static inline void *cnm_tracked_slot(int fd) {
+__attribute__((always_inline)) static inline void *cnm_tracked_slot(int fd) {
   if ((unsigned)fd >= cnm_capacity || !cnm_tracked[fd]) return NULL;
   return cnm_states + (size_t)fd * cnm_slot_size;
 }
@@ -154,10 +154,48 @@ static inline void cnm_set_tracked(int fd, bool tracked) {
   if ((unsigned)fd < cnm_capacity) __atomic_store_n(&cnm_tracked[fd], tracked ? 1 : 0, __ATOMIC_RELEASE);
 }
 
-static inline const cnm_original_functions *cnm_original(void) { return &cnm_originals; }
+__attribute__((always_inline)) static inline const cnm_original_functions *cnm_original(void) { return &cnm_originals; }
 static inline cnm_openssl_functions *cnm_ssl(void) { return &cnm_openssl; }
 
 /* The queue completed records go through, from the hooks to the recorder thread. */
 extern cnm_queue *cnm_records;
 static inline cnm_queue *cnm_record_queue(void) { return cnm_records; }
 static inline void cnm_set_record_queue(cnm_queue *queue) { cnm_records = queue; }
+
+/* ---- the data-path hooks ------------------------------------------------------------------------
+ * read, readv, recv, recvfrom, recvmsg, write, writev, send, sendto, sendmsg, sendfile: every
+ * byte the process moves passes here, so these eleven are written in C. Each calls the original,
+ * then costs a bounds check, a byte load and a branch for a descriptor that is not a tracked
+ * connection (measured with callgrind: scripts/bench-hooks). The Swift equivalents cost about
+ * twice as much: the Swift optimizer merges their identical bodies behind thunks, and cannot
+ * inline a C accessor. For a tracked connection they call the Swift slow path below. */
+
+ssize_t cnm_hook_read(int fd, void *buffer, size_t count);
+ssize_t cnm_hook_readv(int fd, const struct iovec *vector, int count);
+ssize_t cnm_hook_recv(int fd, void *buffer, size_t count, int flags);
+ssize_t cnm_hook_recvfrom(int fd, void *buffer, size_t count, int flags, struct sockaddr *address,
+                          socklen_t *length);
+ssize_t cnm_hook_recvmsg(int fd, struct msghdr *message, int flags);
+ssize_t cnm_hook_write(int fd, const void *buffer, size_t count);
+ssize_t cnm_hook_writev(int fd, const struct iovec *vector, int count);
+ssize_t cnm_hook_send(int fd, const void *buffer, size_t count, int flags);
+ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address,
+                        socklen_t length);
+ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags);
+ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
+
+/* The Swift slow path, set by NetMonitor.start: `result` bytes moved on the connection in `slot`
+ * (result <= 0: nothing moved, or an error). The bytes are in `buffer`, or in `vector` (readv,
+ * recvmsg, writev, sendmsg); sendfile passes neither. */
+typedef void (*cnm_traffic_callback)(void *slot, const void *buffer, const struct iovec *vector, int vector_count,
+                                     ssize_t result);
+extern cnm_traffic_callback cnm_on_received;
+extern cnm_traffic_callback cnm_on_sent;
+static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_traffic_callback sent) {
+  cnm_on_received = received;
+  cnm_on_sent = sent;
+}
+
+/* The eleven data-path hooks, in the order of cnm_hook_name (they come first). */
+size_t cnm_data_path_hook_count(void);
+void *cnm_data_path_hook(size_t index);

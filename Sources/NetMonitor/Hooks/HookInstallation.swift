@@ -3,23 +3,13 @@ import ElfHook
 import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
-/// receive their originals), installed once for the life of the process.
+/// receive their originals): the eleven C data-path hooks, then the Swift ones. Installed once
+/// for the life of the process.
 final class HookInstallation: Sendable {
   private let rebinding = Mutex<RebindingSet?>(nil)
 
   static var replacements: [UnsafeRawPointer] {
-    [
-      unsafeBitCast(readHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(readvHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(recvHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(recvfromHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(recvmsgHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(writeHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(writevHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sendHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sendtoHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sendmsgHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sendfileHook, to: UnsafeRawPointer.self),
+    (0..<cnm_data_path_hook_count()).map { UnsafeRawPointer(cnm_data_path_hook($0)!) } + [
       unsafeBitCast(closeHook, to: UnsafeRawPointer.self),
       unsafeBitCast(shutdownHook, to: UnsafeRawPointer.self),
       unsafeBitCast(connectHook, to: UnsafeRawPointer.self),
@@ -38,6 +28,7 @@ final class HookInstallation: Sendable {
   }
 
   func installOnce() throws(ElfHookError) {
+    cnm_set_traffic_callbacks(receivedCallback, sentCallback)
     try rebinding.withLock { (set: inout RebindingSet?) throws(ElfHookError) in
       guard set == nil else { return }
       let replacements = Self.replacements

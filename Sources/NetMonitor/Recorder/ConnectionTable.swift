@@ -1,4 +1,4 @@
-import CNetMonitor
+@preconcurrency import CNetMonitor
 
 /// One entry of the connection table.
 struct ConnectionSlot: BitwiseCopyable {
@@ -15,9 +15,13 @@ enum ConnectionTable {
   }
 
   /// The slot of `fd` when it is a tracked connection. The hot path of every hook.
+  /// Reads the C globals directly (`@preconcurrency import`): a call to the C inline accessor
+  /// would not be inlined into Swift and would double the cost of every hook.
   @inline(__always)
   static func tracked(_ fd: Int32) -> UnsafeMutablePointer<ConnectionSlot>? {
-    cnm_tracked_slot(fd)?.assumingMemoryBound(to: ConnectionSlot.self)
+    guard UInt32(bitPattern: fd) < cnm_capacity, cnm_tracked.unsafelyUnwrapped[Int(fd)] != 0 else { return nil }
+    return UnsafeMutableRawPointer(cnm_states.unsafelyUnwrapped + Int(fd) &* cnm_slot_size)
+      .assumingMemoryBound(to: ConnectionSlot.self)
   }
 
   /// Starts tracking `fd` with a fresh entry; nil when `fd` is past the table.
