@@ -5,7 +5,7 @@ import Testing
 
 /// Throughput of the parser, printed, never asserted. Runs only with `HTTP_BENCH=1`, in a release build:
 ///
-///     HTTP_BENCH=1 swift test -c release --filter HTTPBenchmark
+///     HTTP_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter HTTPBenchmark
 @Suite("HTTP benchmark", .enabled(if: getenv("HTTP_BENCH") != nil))
 struct HTTPBenchmarkTests {
   /// Feeds `stream` in `fragment`-sized pieces `rounds` times; returns bytes per second and messages.
@@ -20,7 +20,7 @@ struct HTTPBenchmarkTests {
         var offset = 0
         while offset < raw.count {
           let end = min(offset + fragment, raw.count)
-          parser.feed(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), as: kind) { event in
+          parser.feed(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), as: kind) { event, _ in
             if case .messageComplete = event { messages &+= 1 }
           }
           offset = end

@@ -46,10 +46,10 @@ struct HTTPParserLayoutTests {
     var events: [SeenEvent] = []
     var hosts: [String?] = []
     Array(text.utf8).withUnsafeBytes { raw in
-      slots[2].feed(raw, as: .requests) { event in
+      slots[2].feed(raw, as: .requests) { event, head in
         switch event {
         case .messageStarted: events.append(.started)
-        case .headComplete(let head):
+        case .headComplete:
           events.append(.head)
           hosts.append(head.hostString)
         case .messageComplete(let bytes): events.append(.complete(bytes))

@@ -14,6 +14,19 @@ struct HTTPResponseParsingTests {
     #expect(head.methodString == "" && head.contentLength == 5 && head.bodyFraming == .contentLength)
   }
 
+  @Test("every event comes with its message's head: messageComplete knows the status")
+  func headBesideEvents() {
+    var statuses: [(String, UInt16)] = []
+    var parser = HTTPStreamParser()
+    let text = "HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nxHTTP/1.0 404 Not Found\r\n\r\nbye"
+    Array(text.utf8).withUnsafeBytes { raw in
+      parser.feed(raw, as: .responses) { event, head in statuses.append(("\(event)", head.status)) }
+    }
+    parser.finish { event, head in statuses.append(("\(event)", head.status)) }
+    #expect(statuses.map(\.1) == [0, 201, 201, 0, 404, 404])
+    #expect(statuses.last?.0 == "messageComplete(totalBytes: 29)")
+  }
+
   @Test("a status line without reason phrase, with or without its space")
   func noReason() {
     let bare = "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n"

@@ -35,10 +35,10 @@ struct HTTPRun {
     for request in requests { parser.expectResponse(to: request) }
   }
 
-  mutating func record(_ event: HTTPStreamEvent) {
+  mutating func record(_ event: HTTPStreamEvent, _ head: HTTPHead) {
     switch event {
     case .messageStarted: events.append(.started)
-    case .headComplete(let head):
+    case .headComplete:
       events.append(.head)
       heads.append(head)
     case .messageComplete(let bytes): events.append(.complete(bytes))
@@ -49,11 +49,11 @@ struct HTTPRun {
   }
 
   mutating func feed(_ bytes: ArraySlice<UInt8>) {
-    var seen: [HTTPStreamEvent] = []
+    var seen: [(HTTPStreamEvent, HTTPHead)] = []
     bytes.withUnsafeBytes { raw in
-      parser.feed(raw, as: kind) { seen.append($0) }
+      parser.feed(raw, as: kind) { event, head in seen.append((event, copy head)) }
     }
-    for event in seen { record(event) }
+    for (event, head) in seen { record(event, head) }
   }
 
   mutating func feed(_ text: String) { feed(ArraySlice(Array(text.utf8))) }
@@ -68,9 +68,9 @@ struct HTTPRun {
   }
 
   mutating func finish() {
-    var seen: [HTTPStreamEvent] = []
-    parser.finish { seen.append($0) }
-    for event in seen { record(event) }
+    var seen: [(HTTPStreamEvent, HTTPHead)] = []
+    parser.finish { event, head in seen.append((event, copy head)) }
+    for (event, head) in seen { record(event, head) }
   }
 
   /// Parses `text` in one piece.

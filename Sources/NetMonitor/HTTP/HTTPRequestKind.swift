@@ -3,7 +3,7 @@
 ///
 /// The caller reports each request to the response direction's parser with
 /// ``HTTPStreamParser/expectResponse(to:)`` when the request direction's parser emits
-/// ``HTTPStreamEvent/headComplete(_:)``; ``HTTPHead/requestKind`` computes it from a request head.
+/// ``HTTPStreamEvent/headComplete``; ``HTTPHead/requestKind`` computes it from a request head.
 public enum HTTPRequestKind: UInt8, Sendable {
   /// Any method other than `HEAD` and `CONNECT`: the response's headers frame its body.
   case ordinary = 0

@@ -1,12 +1,21 @@
+/// Receives the events of ``HTTPStreamParser/feed(_:as:onEvent:)`` and
+/// ``HTTPStreamParser/finish(onEvent:)``, each with the head of the message it belongs to: empty at
+/// ``HTTPStreamEvent/messageStarted``, complete from ``HTTPStreamEvent/headComplete`` on (so
+/// ``HTTPStreamEvent/messageComplete(totalBytes:)`` comes with its status, method and target). The head
+/// is borrowed from the parser, not copied; copy it if it must outlive the call.
+public typealias HTTPStreamEventHandler = (HTTPStreamEvent, borrowing HTTPHead) -> Void
+
 /// A framing event found by ``HTTPStreamParser`` in the bytes of one direction of a connection.
 ///
-/// Creating or passing one allocates nothing: every payload is plain data.
+/// Small plain data: creating or passing one allocates and copies nothing; the head travels beside it
+/// (``HTTPStreamEventHandler``).
 public enum HTTPStreamEvent: Sendable {
   /// The first byte of a request or response arrived (blank lines between messages are skipped). On the
   /// response side, this is the moment for time-to-first-byte.
   case messageStarted
-  /// The request line or status line and all header lines have arrived.
-  case headComplete(HTTPHead)
+  /// The request line or status line and all header lines have arrived; the head passed with this
+  /// event is complete, and ``HTTPHead/bodyFraming`` says how the body will end.
+  case headComplete
   /// The message ended; `totalBytes` counts its head and body bytes as they appeared on the stream.
   case messageComplete(totalBytes: UInt64)
   /// The stream ended (``HTTPStreamParser/finish(onEvent:)``) inside a message that needed more bytes;

@@ -102,10 +102,11 @@ public struct HTTPStreamParser: Sendable {
   /// - Parameters:
   ///   - bytes: The bytes, in stream order, as the hooked call transferred them; any fragment size.
   ///   - kind: What the stream carries; the same on every call for one stream.
-  ///   - onEvent: Called synchronously for each event. It runs on the hooked thread: it must not
-  ///     allocate, lock or do I/O either.
+  ///   - onEvent: Called synchronously for each event, with the head of the message it belongs to
+  ///     (borrowed: nothing is copied). It runs on the hooked thread: it must not allocate, lock or do
+  ///     I/O either.
   public mutating func feed(
-    _ bytes: UnsafeRawBufferPointer, as kind: HTTPDirectionKind, onEvent: (HTTPStreamEvent) -> Void
+    _ bytes: UnsafeRawBufferPointer, as kind: HTTPDirectionKind, onEvent: HTTPStreamEventHandler
   ) {
     guard let base = bytes.baseAddress else { return }
     let count = bytes.count
@@ -126,7 +127,7 @@ public struct HTTPStreamParser: Sendable {
         guard plausible else { return giveUp(onEvent: onEvent) }
         beginMessage(kind)
         segmentStart = index
-        onEvent(.messageStarted)
+        onEvent(.messageStarted, head)
       case .contentBody, .chunkData:
         let taken = min(UInt64(count &- index), remaining)
         remaining &-= taken
@@ -175,18 +176,18 @@ public struct HTTPStreamParser: Sendable {
   /// Ends the stream (the connection closed): completes a close-delimited response body, reports a
   /// message cut short as ``HTTPStreamEvent/messageIncomplete(totalBytes:)``, and resets the parser to
   /// its zero state.
-  public mutating func finish(onEvent: (HTTPStreamEvent) -> Void) {
+  public mutating func finish(onEvent: HTTPStreamEventHandler) {
     switch phase {
     case .idle, .gaveUp, .tunnel: break
-    case .untilClose: onEvent(.messageComplete(totalBytes: messageBytes))
-    default: onEvent(.messageIncomplete(totalBytes: messageBytes))
+    case .untilClose: onEvent(.messageComplete(totalBytes: messageBytes), head)
+    default: onEvent(.messageIncomplete(totalBytes: messageBytes), head)
     }
     self = HTTPStreamParser()
   }
 
   /// Reports a request sent (or received) on this connection to the parser of its responses, so that the
   /// response to `HEAD` is known to have no body and a 2xx response to `CONNECT` to start a tunnel. Call
-  /// it once per request, in order, when the request parser reports ``HTTPStreamEvent/headComplete(_:)``
+  /// it once per request, in order, when the request parser reports ``HTTPStreamEvent/headComplete``
   /// (with ``HTTPHead/requestKind``). Informational (1xx other than 101) responses do not consume an
   /// entry. Beyond ``pendingCapacity`` unanswered requests, further entries are dropped.
   public mutating func expectResponse(to request: HTTPRequestKind) {
@@ -215,25 +216,25 @@ public struct HTTPStreamParser: Sendable {
   }
 
   mutating func completeMessage(
-    at index: Int, segmentStart: inout Int, onEvent: (HTTPStreamEvent) -> Void
+    at index: Int, segmentStart: inout Int, onEvent: HTTPStreamEventHandler
   ) {
     let total = messageBytes &+ UInt64(index &- segmentStart)
     messageBytes = 0
     segmentStart = index
     phase = .idle
-    onEvent(.messageComplete(totalBytes: total))
+    onEvent(.messageComplete(totalBytes: total), head)
   }
 
-  mutating func giveUp(onEvent: (HTTPStreamEvent) -> Void) {
+  mutating func giveUp(onEvent: HTTPStreamEventHandler) {
     phase = .gaveUp
-    onEvent(.gaveUp)
+    onEvent(.gaveUp, head)
   }
 
   /// Decides the body framing once the head is complete (RFC 9112 §6.3), reports the head, and moves on
   /// to the body, or completes a message without one.
   mutating func endHead(
     _ kind: HTTPDirectionKind, at index: Int, segmentStart: inout Int,
-    onEvent: (HTTPStreamEvent) -> Void
+    onEvent: HTTPStreamEventHandler
   ) {
     var framing = HTTPBodyFraming.none
     var switchesProtocols = false
@@ -263,13 +264,13 @@ public struct HTTPStreamParser: Sendable {
       }
     }
     head.bodyFraming = framing
-    onEvent(.headComplete(head))
+    onEvent(.headComplete, head)
     switch framing {
     case .none:
       completeMessage(at: index, segmentStart: &segmentStart, onEvent: onEvent)
       if switchesProtocols {
         phase = .tunnel
-        onEvent(.switchedProtocols)
+        onEvent(.switchedProtocols, head)
       }
     case .contentLength:
       if head.contentLengthValue == 0 {
