@@ -8,11 +8,13 @@ import Glibc
 /// `result` bytes arrived on a tracked connection.
 let receivedCallback: cnm_traffic_callback = { slot, buffer, vector, vectorCount, result in
   guard let slot else { return }
-  Traffic.received(slot.assumingMemoryBound(to: ConnectionSlot.self), result)
+  let bytes: Traffic.Bytes = buffer != nil ? .buffer(buffer) : vector != nil ? .vector(vector, vectorCount) : .unknown
+  Traffic.received(slot.assumingMemoryBound(to: ConnectionSlot.self), bytes, result)
 }
 
 /// `result` bytes left through a tracked connection.
 let sentCallback: cnm_traffic_callback = { slot, buffer, vector, vectorCount, result in
   guard let slot else { return }
-  Traffic.sent(slot.assumingMemoryBound(to: ConnectionSlot.self), result)
+  let bytes: Traffic.Bytes = buffer != nil ? .buffer(buffer) : vector != nil ? .vector(vector, vectorCount) : .unknown
+  Traffic.sent(slot.assumingMemoryBound(to: ConnectionSlot.self), bytes, result)
 }

@@ -73,6 +73,7 @@ let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPoint
     let function = unsafeBitCast(cnm_original().pointee.SSL_read, to: UnsafeMutableRawPointer?.self)
     if let slot = connection(of: ssl, resolvingNear: function) {
       cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(result))
+      Traffic.inbound(slot, .buffer(buffer), Int(result))
     }
     cnm_set_errno(error)
   }
@@ -88,6 +89,7 @@ let sslReadExHook:
       let function = unsafeBitCast(cnm_original().pointee.SSL_read_ex, to: UnsafeMutableRawPointer?.self)
       if let slot = connection(of: ssl, resolvingNear: function) {
         cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(read.pointee))
+        Traffic.inbound(slot, .buffer(buffer), read.pointee)
       }
       cnm_set_errno(error)
     }
@@ -102,6 +104,7 @@ let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, I
     let function = unsafeBitCast(cnm_original().pointee.SSL_write, to: UnsafeMutableRawPointer?.self)
     if let slot = connection(of: ssl, resolvingNear: function) {
       cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(result))
+      Traffic.outbound(slot, .buffer(buffer), Int(result))
     }
     cnm_set_errno(error)
   }
@@ -117,6 +120,7 @@ let sslWriteExHook:
       let function = unsafeBitCast(cnm_original().pointee.SSL_write_ex, to: UnsafeMutableRawPointer?.self)
       if let slot = connection(of: ssl, resolvingNear: function) {
         cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(written.pointee))
+        Traffic.outbound(slot, .buffer(buffer), written.pointee)
       }
       cnm_set_errno(error)
     }

@@ -1,8 +1,9 @@
 @preconcurrency import CNetMonitor
 
 /// One entry of the connection table.
-struct ConnectionSlot: BitwiseCopyable {
+struct ConnectionSlot {
   var core = ConnectionCore()
+  var http = HTTPExchanges()
 }
 
 /// The fd-indexed connection table (C globals `cnm_tracked`, `cnm_states`): set up once, then

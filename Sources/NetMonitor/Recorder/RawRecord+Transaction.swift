@@ -4,6 +4,7 @@ extension RawRecord {
     switch kind {
     case Kind.dns: .dns(dnsRecord(process: process))
     case Kind.connection: .connection(connectionRecord(process: process))
+    case Kind.http: .http(httpRecord(process: process))
     default: nil
     }
   }
@@ -42,6 +43,16 @@ extension RawRecord {
       bytesSent: core.bytesSent, bytesReceived: core.bytesReceived,
       tlsBytesSent: isTLS ? core.tlsBytesSent : nil, tlsBytesReceived: isTLS ? core.tlsBytesReceived : nil,
       httpExchanges: Int(core.httpExchanges), error: recordedError)
+  }
+
+  private func httpRecord(process: String) -> HTTPRecord {
+    HTTPRecord(
+      pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
+      connectionId: core.id, scheme: core.isTLS != 0 ? .https : .http, method: httpRequest.methodString,
+      host: httpRequest.hostString, target: httpRequest.targetString,
+      status: httpStatus == 0 ? nil : Int(httpStatus),
+      ttfbMs: httpFirstByteNanoseconds == 0 ? nil : Double(httpFirstByteNanoseconds - 1) / 1_000_000,
+      requestBytes: httpRequestBytes, responseBytes: httpResponseBytes, reusedConnection: httpReused)
   }
 
   private var recordedError: RecordedError? {

@@ -4,10 +4,11 @@ import Glibc
 /// A completed record as the hooks hand it to the recorder thread: POD, copied into a slot of the
 /// preallocated queue (`cnm_records`) without allocating. The recorder thread turns it into a
 /// ``Transaction``.
-struct RawRecord: BitwiseCopyable {
+struct RawRecord {
   enum Kind {
     static let dns: UInt8 = 1
     static let connection: UInt8 = 2
+    static let http: UInt8 = 3
   }
 
   var kind: UInt8 = 0
@@ -23,6 +24,14 @@ struct RawRecord: BitwiseCopyable {
   /// The `EAI_*` code, and errno for `EAI_SYSTEM`; 0 when the lookup succeeded.
   var dnsError: Int32 = 0
   var dnsErrno: Int32 = 0
+  /// The exchange (http records): the request's head, the response status, time to first byte
+  /// (+1, so 0 means "no response byte"), sizes, and whether the connection served one before.
+  var httpRequest = HTTPHead()
+  var httpStatus: UInt16 = 0
+  var httpFirstByteNanoseconds: UInt64 = 0
+  var httpRequestBytes: UInt64 = 0
+  var httpResponseBytes: UInt64 = 0
+  var httpReused = false
 
   /// Reserves a queue slot, lets `fill` write the record, and publishes it. When the queue is full
   /// the record is dropped and counted: the hooks never block the host.

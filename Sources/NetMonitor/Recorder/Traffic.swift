@@ -5,20 +5,80 @@ import Glibc
 /// check and a byte load for every other descriptor. Nothing here allocates, locks or does I/O,
 /// and errno is put back wherever a call could change it.
 enum Traffic {
-  /// `count` bytes arrived on `slot`'s socket (`read`, `recv`, …).
-  @inline(never)
-  static func received(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ count: Int) {
+  /// `count` bytes arrived on `slot`'s socket (`read`, `recv`, …), in `bytes`.
+  @inline(__always)
+  static func received(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
     guard count > 0 else { return }
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.core.bytesReceived, UInt64(count))
+    if slot.pointee.core.isTLS == 0 { inbound(slot, bytes, count) }
   }
 
-  /// `count` bytes left through `slot`'s socket (`write`, `send`, `sendfile`, …).
-  @inline(never)
-  static func sent(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ count: Int) {
+  /// `count` bytes left through `slot`'s socket (`write`, `send`, `sendfile`, …), from `bytes`.
+  @inline(__always)
+  static func sent(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
     guard count > 0 else { return }
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.core.bytesSent, UInt64(count))
+    if slot.pointee.core.isTLS == 0 { outbound(slot, bytes, count) }
+  }
+
+  /// Where the bytes of a call are: one buffer, a vector (readv, sendmsg…), or unknown (sendfile).
+  enum Bytes {
+    case buffer(UnsafeRawPointer?)
+    case vector(UnsafePointer<iovec>?, Int32)
+    case unknown
+
+    /// Calls `body` with each contiguous piece of the first `count` bytes.
+    @inline(__always)
+    func forEachPiece(upTo count: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+      switch self {
+      case .buffer(let pointer):
+        if let pointer { body(UnsafeRawBufferPointer(start: pointer, count: count)) }
+      case .vector(let vector, let vectorCount):
+        guard let vector else { return }
+        var left = count
+        var index = 0
+        while left > 0 && index < Int(vectorCount) {
+          let length = min(vector[index].iov_len, left)
+          if let base = vector[index].iov_base { body(UnsafeRawBufferPointer(start: base, count: length)) }
+          left -= length
+          index += 1
+        }
+      case .unknown:
+        break
+      }
+    }
+  }
+
+  /// Bytes the peer sent (plaintext): a client's responses, a server's requests.
+  static func inbound(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
+    guard slot.pointee.http.isActive else { return }
+    let now = MonotonicClock.now()
+    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0)
+    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
+    bytes.forEachPiece(upTo: count) { piece in
+      if isClient {
+        slot.pointee.http.responseBytes(piece, now: now, context: context)
+      } else {
+        slot.pointee.http.requestBytes(piece, now: now)
+      }
+    }
+  }
+
+  /// Bytes this process sent (plaintext): a client's requests, a server's responses.
+  static func outbound(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
+    guard slot.pointee.http.isActive else { return }
+    let now = MonotonicClock.now()
+    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0)
+    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
+    bytes.forEachPiece(upTo: count) { piece in
+      if isClient {
+        slot.pointee.http.requestBytes(piece, now: now)
+      } else {
+        slot.pointee.http.responseBytes(piece, now: now, context: context)
+      }
+    }
   }
 
   /// A non-blocking connect whose completion the host never asked about (SO_ERROR) is
@@ -70,6 +130,11 @@ enum Traffic {
     guard let slot = ConnectionTable.tracked(fd) else { return }
     ConnectionTable.untrack(fd)
     let end = MonotonicClock.now()
+    if slot.pointee.http.isActive {
+      slot.pointee.http.finish(
+        now: end, context: ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0))
+    }
+    slot.pointee.core.httpExchanges = slot.pointee.http.completed
     let core = slot.pointee.core
     RawRecord.emit { record in
       record.kind = RawRecord.Kind.connection

@@ -1,0 +1,60 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import NetMonitor
+
+extension [Transaction] {
+  var http: [HTTPRecord] { compactMap { if case .http(let record) = $0 { record } else { nil } } }
+}
+
+/// HTTP/1.x read from the bytes of the test process's own sockets, against the Python server.
+@Suite("HTTP exchanges in-process", .serialized)
+struct HTTPExchangeInProcessTests {
+  @Test("keep-alive: four exchanges on one connection are four records, exact sizes, reuse flagged")
+  func keepAlive() throws {
+    let server = try LoopbackServer()
+    let requests = [
+      "GET /bytes/1000?token=abc123&page=2 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n",
+      "GET /chunked/5000 HTTP/1.1\r\nHost: example.test\r\n\r\n",
+      "HEAD /bytes/777 HTTP/1.1\r\nHost: example.test\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: example.test\r\nContent-Length: 11\r\n\r\nhello world",
+      "GET /status/404 HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n",
+    ]
+    let (received, records) = try SharedMonitor.records { () throws -> [UInt8] in
+      let fd = try Sockets.connect(server.port)
+      for request in requests { try Sockets.sendAll(fd, request) }  // pipelined
+      let received = try Sockets.receiveAll(fd)
+      close(fd)
+      return received
+    }
+    let exchanges = records.http.sorted { $0.startUnixNs < $1.startUnixNs }
+    try #require(exchanges.count == requests.count, "\(exchanges.map { "\($0.method) \($0.target) \($0.status.map(String.init) ?? "-") \($0.requestBytes)/\($0.responseBytes)" })")
+    #expect(exchanges.map(\.method) == ["GET", "GET", "HEAD", "POST", "GET"])
+    #expect(exchanges.map(\.status) == [200, 200, 200, 200, 404])
+    #expect(exchanges[0].target == "/bytes/1000?token=REDACTED&page=2")
+    #expect(exchanges[1].host == "example.test")
+    #expect(exchanges.map(\.reusedConnection) == [false, true, true, true, true])
+    #expect(exchanges.map(\.requestBytes) == requests.map { UInt64($0.utf8.count) })
+    #expect(exchanges.map(\.responseBytes).reduce(0, +) == UInt64(received.count))
+    #expect(exchanges.allSatisfy { $0.scheme == .http && $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs })
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    #expect(exchanges.allSatisfy { $0.connectionId == connection.id })
+    #expect(connection.httpExchanges == requests.count)
+  }
+
+  @Test("a close-delimited response ends when the connection closes")
+  func closeDelimited() throws {
+    let server = try LoopbackServer()
+    let (received, records) = try SharedMonitor.records { () throws -> [UInt8] in
+      let fd = try Sockets.connect(server.port)
+      try Sockets.sendAll(fd, "GET /close/3000 HTTP/1.1\r\nHost: x\r\n\r\n")
+      let received = try Sockets.receiveAll(fd)
+      close(fd)
+      return received
+    }
+    let exchange = try #require(records.http.first)
+    #expect(exchange.status == 200)
+    #expect(exchange.responseBytes == UInt64(received.count))
+  }
+}
