@@ -45,6 +45,6 @@ let package = Package(
     .executableTarget(name: "hook-cost", dependencies: ["NetMonitor"], path: "Benchmarks/hook-cost"),
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook"]),
     .testTarget(
-      name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py"]),
+      name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py", "Support/curl_fetch.c"]),
   ]
 )

@@ -151,3 +151,46 @@ bool cnm_table_set_up(size_t slot_size) {
   __atomic_store_n(&cnm_capacity, (uint32_t)capacity, __ATOMIC_RELEASE);
   return true;
 }
+
+/* ---- SSL object → socket ------------------------------------------------------------------------ */
+
+__thread void *cnm_current_ssl __attribute__((tls_model("initial-exec")));
+__thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")));
+
+#define SSL_MAP_SIZE 4096 /* a power of two */
+#define SSL_MAP_PROBES 8
+
+static struct ssl_map_entry {
+  const void *ssl;
+  int fd;
+} ssl_map[SSL_MAP_SIZE];
+
+static size_t ssl_map_index(const void *ssl) {
+  uintptr_t key = (uintptr_t)ssl;
+  key ^= key >> 17;
+  key *= 0x9e3779b97f4a7c15ull;
+  return (size_t)(key >> 40) & (SSL_MAP_SIZE - 1);
+}
+
+void cnm_ssl_map_put(const void *ssl, int fd) {
+  size_t start = ssl_map_index(ssl);
+  for (size_t probe = 0; probe < SSL_MAP_PROBES; probe++) {
+    struct ssl_map_entry *entry = &ssl_map[(start + probe) & (SSL_MAP_SIZE - 1)];
+    const void *current = __atomic_load_n(&entry->ssl, __ATOMIC_ACQUIRE);
+    if (current == ssl || current == NULL || probe == SSL_MAP_PROBES - 1) {
+      /* a stale entry of a freed SSL object may be replaced: callers check the slot they find */
+      __atomic_store_n(&entry->fd, fd, __ATOMIC_RELAXED);
+      __atomic_store_n(&entry->ssl, ssl, __ATOMIC_RELEASE);
+      return;
+    }
+  }
+}
+
+int cnm_ssl_map_get(const void *ssl) {
+  size_t start = ssl_map_index(ssl);
+  for (size_t probe = 0; probe < SSL_MAP_PROBES; probe++) {
+    struct ssl_map_entry *entry = &ssl_map[(start + probe) & (SSL_MAP_SIZE - 1)];
+    if (__atomic_load_n(&entry->ssl, __ATOMIC_ACQUIRE) == ssl) return __atomic_load_n(&entry->fd, __ATOMIC_RELAXED);
+  }
+  return -1;
+}

@@ -36,6 +36,11 @@ static size_t hook_strlen(const char *text) {
 static int (*original_vfunc)(void);
 static int hook_vfunc(void) { return original_vfunc() + 40; }
 
+/* A `replaced` variable that starts out holding the function itself (an R_X86_64_64 relocation in
+ * writable data): the engine must fill it with the original, never patch it into the hook. */
+static int (*initialized_original)(int, int) = target_mul;
+static int hook_initialized(int a, int b) { return initialized_original(a, b) + 5; }
+
 static int (*mul_original[3])(int, int);
 static int hook_mul_0(int a, int b) { return mul_original[0](a, b) + 10; }
 static int hook_mul_1(int a, int b) { return mul_original[1](a, b) + 100; }
@@ -209,6 +214,15 @@ int main(int argc, char **argv) {
   CHECK_OK(elfhook_unbind(c));
   CHECK(target_mul(2, 3) == 6);
   CHECK(target_mul_via_library(2, 3) == 6);
+
+  /* A `replaced` variable initialized with the function's own address. */
+  struct rebinding initialized = {"target_mul", (void *)hook_initialized, (void **)&initialized_original};
+  elfhook_handle *initialized_handle = NULL;
+  CHECK_OK(elfhook_rebind(&initialized, 1, NULL, &initialized_handle));
+  CHECK(initialized_original != hook_initialized);
+  CHECK(target_mul(2, 3) == 11);
+  CHECK_OK(elfhook_unbind(initialized_handle));
+  CHECK(target_mul(2, 3) == 6);
 
   /* Filters: by path pattern, both ways, and by predicate. */
   const char *const library_pattern[] = {"libtarget.so", NULL};

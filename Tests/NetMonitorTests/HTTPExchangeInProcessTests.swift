@@ -28,7 +28,9 @@ struct HTTPExchangeInProcessTests {
       close(fd)
       return received
     }
-    let exchanges = records.http.sorted { $0.startUnixNs < $1.startUnixNs }
+    // Other suites run at the same time: keep only this connection's records.
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let exchanges = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
     try #require(exchanges.count == requests.count, "\(exchanges.map { "\($0.method) \($0.target) \($0.status.map(String.init) ?? "-") \($0.requestBytes)/\($0.responseBytes)" })")
     #expect(exchanges.map(\.method) == ["GET", "GET", "HEAD", "POST", "GET"])
     #expect(exchanges.map(\.status) == [200, 200, 200, 200, 404])
@@ -38,8 +40,6 @@ struct HTTPExchangeInProcessTests {
     #expect(exchanges.map(\.requestBytes) == requests.map { UInt64($0.utf8.count) })
     #expect(exchanges.map(\.responseBytes).reduce(0, +) == UInt64(received.count))
     #expect(exchanges.allSatisfy { $0.scheme == .http && $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs })
-    let connection = try #require(records.connections.first { $0.peerPort == server.port })
-    #expect(exchanges.allSatisfy { $0.connectionId == connection.id })
     #expect(connection.httpExchanges == requests.count)
   }
 
@@ -53,7 +53,8 @@ struct HTTPExchangeInProcessTests {
       close(fd)
       return received
     }
-    let exchange = try #require(records.http.first)
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let exchange = try #require(records.http.first { $0.connectionId == connection.id })
     #expect(exchange.status == 200)
     #expect(exchange.responseBytes == UInt64(received.count))
   }

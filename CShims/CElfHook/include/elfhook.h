@@ -98,7 +98,8 @@ typedef struct elfhook_image {
 typedef enum elfhook_slot_kind {
   ELFHOOK_SLOT_JUMP_SLOT = 1, /* R_X86_64_JUMP_SLOT, R_AARCH64_JUMP_SLOT: PLT calls */
   ELFHOOK_SLOT_GLOB_DAT = 2,  /* R_X86_64_GLOB_DAT, R_AARCH64_GLOB_DAT: GOT loads, -fno-plt */
-  ELFHOOK_SLOT_ABS64 = 3,     /* R_X86_64_64, R_AARCH64_ABS64 with addend 0: pointers in data */
+  ELFHOOK_SLOT_ABS64 = 3,     /* R_X86_64_64, R_AARCH64_ABS64 with addend 0: function pointers in data;
+                                 rebound only in RELRO (writable data holds program variables) */
 } elfhook_slot_kind;
 
 /* One import slot of a loaded image. */

@@ -163,17 +163,12 @@ static bool add_binding(elfhook_handle *handle, eh_binding binding) {
   return true;
 }
 
-/* An ABS64 pointer in writable data may have been reassigned by the program since relocation:
- * patch it only while it still holds the function a GOT slot of the same image holds. */
-static bool data_pointer_untouched(const slot_access *accesses, size_t count, const slot_access *access) {
-  if (access->slot.kind != ELFHOOK_SLOT_ABS64 || access->slot.in_relro) return true;
-  for (size_t i = 0; i < count; i++) {
-    const slot_access *other = &accesses[i];
-    if (other->image == access->image && other->rebinding == access->rebinding &&
-        other->slot.kind != ELFHOOK_SLOT_ABS64 && other->seen == access->seen)
-      return true;
-  }
-  return access->handle->originals[access->rebinding] == access->seen;
+/* A function pointer in data (ABS64) is patched only in RELRO: read-only after start-up, so it
+ * still holds what the dynamic linker put there (const tables of functions). A pointer in writable
+ * data is a program variable: it may have been reassigned, or be a `replaced` variable holding an
+ * original, which must never be turned into the hook (the call through it would recurse). */
+static bool patchable(const slot_access *access) {
+  return access->slot.kind != ELFHOOK_SLOT_ABS64 || access->slot.in_relro;
 }
 
 /* Collects the slots of one image that the names of the handles wanting it match. */
@@ -224,7 +219,7 @@ static int resolve_accesses(slot_access *accesses, size_t count) {
       status = ELFHOOK_ERR_UNRESOLVED;
       continue;
     }
-    access->wanted = below || data_pointer_untouched(accesses, count, access);
+    access->wanted = below || patchable(access);
     if (!access->wanted) continue;
     access->expect = current;
     access->store = rebinding->replacement;

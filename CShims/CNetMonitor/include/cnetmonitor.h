@@ -199,3 +199,23 @@ static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_
 /* The eleven data-path hooks, in the order of cnm_hook_name (they come first). */
 size_t cnm_data_path_hook_count(void);
 void *cnm_data_path_hook(size_t index);
+
+/* ---- which socket an SSL object uses -------------------------------------------------------------
+ * SSL_get_fd answers only for socket BIOs; libcurl, nginx's and python's own BIOs make it -1. So the
+ * TLS hooks mark the calling thread as "inside an SSL call on `ssl`", and the first tracked socket
+ * that moves bytes on that thread during the call is the SSL object's transport: the pair goes in
+ * a small lock-free map for the calls that follow. */
+
+extern __thread void *cnm_current_ssl __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")));
+static inline void *cnm_get_current_ssl(void) { return cnm_current_ssl; }
+static inline uint64_t cnm_get_current_ssl_start(void) { return cnm_current_ssl_start; }
+static inline void cnm_set_current_ssl(void *ssl, uint64_t start) {
+  cnm_current_ssl = ssl;
+  cnm_current_ssl_start = start;
+}
+
+/* Remembers that `ssl` runs over `fd`. */
+void cnm_ssl_map_put(const void *ssl, int fd);
+/* The descriptor `ssl` was seen on, or -1. */
+int cnm_ssl_map_get(const void *ssl);

@@ -9,14 +9,29 @@ private let sslErrorWantRead: Int32 = 2
 private let sslErrorWantWrite: Int32 = 3
 private let tlsExtensionServerName: Int32 = 0
 
-/// The tracked connection under `ssl`, found with SSL_get_fd (resolved next to `function`).
+/// The tracked connection under `ssl`: SSL_get_fd (resolved next to `function`) when the object
+/// uses a socket BIO, else the socket an earlier call on it was seen using (`cnm_ssl_map_get`).
 @inline(__always)
 private func connection(of ssl: UnsafeMutableRawPointer?, resolvingNear function: UnsafeMutableRawPointer?)
   -> UnsafeMutablePointer<ConnectionSlot>?
 {
   guard let ssl else { return nil }
   if cnm_ssl().pointee.SSL_get_fd == nil && !cnm_resolve_openssl(function) { return nil }
-  return ConnectionTable.tracked(cnm_ssl().pointee.SSL_get_fd!(ssl))
+  var fd = cnm_ssl().pointee.SSL_get_fd!(ssl)
+  if fd < 0 { fd = cnm_ssl_map_get(ssl) }
+  return ConnectionTable.tracked(fd)
+}
+
+/// Runs an SSL call with the thread marked as inside it, so the socket I/O it does binds `ssl` to
+/// its socket (``Traffic/bindCurrentSSL(_:)``). Nested calls (SSL_connect → SSL_do_handshake)
+/// keep the outermost start time.
+@inline(__always)
+private func insideSSLCall<T>(_ ssl: UnsafeMutableRawPointer?, _ body: () -> T) -> T {
+  let previous = cnm_get_current_ssl()
+  let previousStart = cnm_get_current_ssl_start()
+  cnm_set_current_ssl(ssl, previous == ssl && previousStart != 0 ? previousStart : MonotonicClock.now())
+  defer { cnm_set_current_ssl(previous, previousStart) }
+  return body()
 }
 
 private func handshake(
@@ -24,15 +39,17 @@ private func handshake(
 ) -> Int32 {
   let function = unsafeBitCast(original, to: UnsafeMutableRawPointer?.self)
   let errorBefore = cnm_errno()
-  guard let slot = connection(of: ssl, resolvingNear: function) else {
-    cnm_set_errno(errorBefore)
-    return original!(ssl)
+  if let slot = connection(of: ssl, resolvingNear: function) {
+    slot.pointee.core.isTLS = 1
+    _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, MonotonicClock.now())
   }
-  slot.pointee.core.isTLS = 1
-  _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, MonotonicClock.now())
   cnm_set_errno(errorBefore)
-  let result = original!(ssl)
+  let result = insideSSLCall(ssl) { original!(ssl) }
   let error = cnm_errno()
+  guard let slot = connection(of: ssl, resolvingNear: function) else {
+    cnm_set_errno(error)
+    return result
+  }
   if result == 1 {
     if slot.pointee.core.tlsEnd == 0 {
       slot.pointee.core.tlsEnd = MonotonicClock.now()
@@ -67,7 +84,7 @@ let sslAcceptHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { ssl in
 
 let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int32) -> Int32 = {
   ssl, buffer, count in
-  let result = cnm_original().pointee.SSL_read!(ssl, buffer, count)
+  let result = insideSSLCall(ssl) { cnm_original().pointee.SSL_read!(ssl, buffer, count) }
   if result > 0 {
     let error = cnm_errno()
     let function = unsafeBitCast(cnm_original().pointee.SSL_read, to: UnsafeMutableRawPointer?.self)
@@ -83,7 +100,7 @@ let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPoint
 let sslReadExHook:
   @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32 = {
     ssl, buffer, count, read in
-    let result = cnm_original().pointee.SSL_read_ex!(ssl, buffer, count, read)
+    let result = insideSSLCall(ssl) { cnm_original().pointee.SSL_read_ex!(ssl, buffer, count, read) }
     if result == 1, let read {
       let error = cnm_errno()
       let function = unsafeBitCast(cnm_original().pointee.SSL_read_ex, to: UnsafeMutableRawPointer?.self)
@@ -98,7 +115,7 @@ let sslReadExHook:
 
 let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int32) -> Int32 = {
   ssl, buffer, count in
-  let result = cnm_original().pointee.SSL_write!(ssl, buffer, count)
+  let result = insideSSLCall(ssl) { cnm_original().pointee.SSL_write!(ssl, buffer, count) }
   if result > 0 {
     let error = cnm_errno()
     let function = unsafeBitCast(cnm_original().pointee.SSL_write, to: UnsafeMutableRawPointer?.self)
@@ -114,7 +131,7 @@ let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, I
 let sslWriteExHook:
   @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32 = {
     ssl, buffer, count, written in
-    let result = cnm_original().pointee.SSL_write_ex!(ssl, buffer, count, written)
+    let result = insideSSLCall(ssl) { cnm_original().pointee.SSL_write_ex!(ssl, buffer, count, written) }
     if result == 1, let written {
       let error = cnm_errno()
       let function = unsafeBitCast(cnm_original().pointee.SSL_write_ex, to: UnsafeMutableRawPointer?.self)

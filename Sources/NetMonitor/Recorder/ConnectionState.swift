@@ -4,6 +4,8 @@
 struct ConnectionCore: BitwiseCopyable {
   /// Unique in the process; 0 for an unused entry.
   var id: UInt64 = 0
+  /// The descriptor (the entry's index in the table).
+  var fd: Int32 = 0
   /// ``Role``.
   var role: UInt8 = 0
   /// ``Transport``.

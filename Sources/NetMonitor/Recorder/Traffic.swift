@@ -11,6 +11,7 @@ enum Traffic {
     guard count > 0 else { return }
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.core.bytesReceived, UInt64(count))
+    bindCurrentSSL(slot)
     if slot.pointee.core.isTLS == 0 { inbound(slot, bytes, count) }
   }
 
@@ -20,7 +21,18 @@ enum Traffic {
     guard count > 0 else { return }
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.core.bytesSent, UInt64(count))
+    bindCurrentSSL(slot)
     if slot.pointee.core.isTLS == 0 { outbound(slot, bytes, count) }
+  }
+
+  /// Bytes moving on this thread inside an SSL call belong to that SSL object: remember its socket,
+  /// and from now on the socket's bytes are ciphertext.
+  @inline(__always)
+  static func bindCurrentSSL(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
+    guard let ssl = cnm_get_current_ssl(), slot.pointee.core.isTLS == 0 else { return }
+    cnm_ssl_map_put(ssl, slot.pointee.core.fd)
+    slot.pointee.core.isTLS = 1
+    _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, cnm_get_current_ssl_start())
   }
 
   /// Where the bytes of a call are: one buffer, a vector (readv, sendmsg…), or unknown (sendfile).
@@ -111,6 +123,7 @@ enum Traffic {
     if ConnectionTable.tracked(fd) != nil { closed(fd) }  // closed behind our back (fclose, dup2)
     guard let slot = ConnectionTable.track(fd) else { return nil }
     slot.pointee.core.id = Recorder.nextConnectionID()
+    slot.pointee.core.fd = fd
     slot.pointee.core.role = role
     slot.pointee.core.transport = transport
     slot.pointee.core.peer = peer

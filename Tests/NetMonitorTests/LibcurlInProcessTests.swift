@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import NetMonitor
+
+/// Real libcurl (with OpenSSL) in this process, loaded by dlopen after the monitor started; its own
+/// timing and size accounts (curl_easy_getinfo) against the records.
+@Suite("libcurl in-process", .serialized)
+struct LibcurlInProcessTests {
+  typealias Fetch = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>?, UnsafeMutablePointer<Double>) -> Int32
+
+  /// libcurlfetch.so, built once from Support/curl_fetch.c and dlopen'ed.
+  static let fetch: Result<Fetch, Error> = Result {
+    _ = SharedMonitor.sink  // the monitor is in place before libcurl arrives
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-curl-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/curl_fetch.c")
+    let library = directory.appendingPathComponent("libcurlfetch.so").path
+    let compile = Process()
+    compile.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+    compile.arguments = ["-shared", "-fPIC", "-Wall", "-Werror", source.path, "-lcurl", "-o", library]
+    try compile.run()
+    compile.waitUntilExit()
+    guard compile.terminationStatus == 0 else { throw CurlError(message: "cc curl_fetch.c failed (libcurl4-openssl-dev missing?)") }
+    guard let handle = dlopen(library, RTLD_NOW), let symbol = dlsym(handle, "fetch") else {
+      throw CurlError(message: "dlopen: \(String(cString: dlerror()))")
+    }
+    return unsafeBitCast(symbol, to: Fetch.self)
+  }
+
+  struct CurlError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+  }
+
+  /// Times in milliseconds agree within this margin (both clocks read the same events a few
+  /// function calls apart, on a loaded 2-core VM).
+  static let margin = 5.0
+
+  @Test("HTTPS through libcurl: method, target, status; phases and sizes agree with curl's own", arguments: [false, true])
+  func https(_ secure: Bool) throws {
+    let fetch = try Self.fetch.get()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-tls-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let name = LoopbackServer.resolvableName ?? "localhost"
+    let tls = secure ? try LoopbackServer.makeCertificate(in: directory, names: [name]) : nil
+    let server = try LoopbackServer(tls: tls)
+    let url = "\(secure ? "https" : "http")://\(name):\(server.port)/bytes/20000?key=s3cret"
+    var curl = [Double](repeating: 0, count: 10)
+    let (code, records) = SharedMonitor.records { () -> Int32 in
+      url.withCString { url in
+        guard let certificate = tls?.certificate else { return fetch(url, nil, &curl) }
+        return certificate.withCString { fetch(url, $0, &curl) }
+      }
+    }
+    #expect(code == 0, "curl error \(code)")
+    let milliseconds = { (index: Int) in curl[index] * 1000 }
+
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let exchange = try #require(records.http.first { $0.connectionId == connection.id }, "\(records)")
+    #expect(exchange.scheme == (secure ? HTTPScheme.https : HTTPScheme.http))
+    #expect(exchange.method == "GET")
+    #expect(exchange.target == "/bytes/20000?key=REDACTED")
+    #expect(exchange.status == Int(curl[0]))
+    #expect(exchange.host == "\(name):\(server.port)")
+    #expect(exchange.requestBytes == UInt64(curl[7]))
+    #expect(exchange.responseBytes == UInt64(curl[8] + curl[9]))
+    let ttfb = try #require(exchange.ttfbMs)
+    #expect(abs(ttfb - (milliseconds(5) - milliseconds(4))) < Self.margin, "ttfb \(ttfb) vs curl \(milliseconds(5) - milliseconds(4))")
+
+    #expect(connection.host == name)
+    #expect(connection.peerPort == server.port)
+    if name != "localhost" {  // libcurl answers "localhost" itself: no getaddrinfo to see
+      let dns = try #require(connection.dnsMs)
+      #expect(abs(dns - milliseconds(1)) < Self.margin, "dns \(dns) vs curl \(milliseconds(1))")
+      #expect(records.dns.contains { $0.host == name && $0.addresses.contains("127.0.0.1") })
+    }
+    let connect = try #require(connection.connectMs)
+    #expect(abs(connect - (milliseconds(2) - milliseconds(1))) < Self.margin, "connect \(connect) vs curl")
+    #expect(connection.httpExchanges == 1)
+    if secure {
+      let handshake = try #require(connection.tlsMs)
+      #expect(abs(handshake - (milliseconds(3) - milliseconds(2))) < Self.margin, "tls \(handshake) vs curl \(milliseconds(3) - milliseconds(2))")
+      #expect(connection.tlsVersion?.hasPrefix("TLSv1.") == true)
+      #expect(connection.tlsBytesSent == UInt64(curl[7]))
+      #expect(connection.tlsBytesReceived == UInt64(curl[8] + curl[9]))
+      #expect(connection.bytesReceived > connection.tlsBytesReceived!)
+    } else {
+      #expect(connection.tlsMs == nil)
+      #expect(connection.bytesSent == UInt64(curl[7]))
+    }
+  }
+}
