@@ -65,10 +65,10 @@ enum Traffic {
 
   /// Bytes the peer sent (plaintext): a client's responses, a server's requests.
   static func inbound(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
-    guard slot.pointee.http.isActive else { return }
+    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
+    if isClient ? slot.pointee.http.responses.hasGivenUp : slot.pointee.http.requests.hasGivenUp { return }
     let now = MonotonicClock.now()
     let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0)
-    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
     bytes.forEachPiece(upTo: count) { piece in
       if isClient {
         slot.pointee.http.responseBytes(piece, now: now, context: context)
@@ -80,10 +80,10 @@ enum Traffic {
 
   /// Bytes this process sent (plaintext): a client's requests, a server's responses.
   static func outbound(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
-    guard slot.pointee.http.isActive else { return }
+    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
+    if isClient ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { return }
     let now = MonotonicClock.now()
     let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0)
-    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
     bytes.forEachPiece(upTo: count) { piece in
       if isClient {
         slot.pointee.http.requestBytes(piece, now: now)
