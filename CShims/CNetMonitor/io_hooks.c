@@ -8,10 +8,22 @@ cnm_traffic_callback cnm_on_sent;
 
 #define TRACKED(fd) __builtin_expect((unsigned)(fd) < cnm_capacity && cnm_tracked[fd], 0)
 #define SLOT(fd) ((void *)(cnm_states + (size_t)(fd) * cnm_slot_size))
+#define HEAD(fd) ((cnm_connection_head *)SLOT(fd))
+
+/* Counts the bytes in C when Swift has nothing to do with them; else hands them to Swift (which
+ * also binds the socket to the SSL call running on this thread, when there is one). */
+#define ACCOUNT(fd, direction, callback, buffer, vector, vector_count, result)                             \
+  do {                                                                                                     \
+    cnm_connection_head *head_ = HEAD(fd);                                                                 \
+    if ((result) > 0 && !head_->watch_##direction && (head_->is_tls || !cnm_current_ssl))                  \
+      __atomic_fetch_add(&head_->bytes_##direction, (uint64_t)(result), __ATOMIC_RELAXED);                 \
+    else                                                                                                   \
+      callback(SLOT(fd), buffer, vector, vector_count, result);                                            \
+  } while (0)
 
 static __attribute__((noinline)) ssize_t tracked_read(int fd, void *buffer, size_t count) {
   ssize_t result = cnm_originals.read(fd, buffer, count);
-  cnm_on_received(SLOT(fd), buffer, NULL, 0, result);
+  ACCOUNT(fd, received, cnm_on_received, buffer, NULL, 0, result);
   return result;
 }
 
@@ -22,7 +34,7 @@ ssize_t cnm_hook_read(int fd, void *buffer, size_t count) {
 
 static __attribute__((noinline)) ssize_t tracked_readv(int fd, const struct iovec *vector, int count) {
   ssize_t result = cnm_originals.readv(fd, vector, count);
-  cnm_on_received(SLOT(fd), NULL, vector, count, result);
+  ACCOUNT(fd, received, cnm_on_received, NULL, vector, count, result);
   return result;
 }
 
@@ -34,7 +46,7 @@ ssize_t cnm_hook_readv(int fd, const struct iovec *vector, int count) {
 /* MSG_PEEK leaves the bytes in the socket: they are counted when they are read for real. */
 static __attribute__((noinline)) ssize_t tracked_recv(int fd, void *buffer, size_t count, int flags) {
   ssize_t result = cnm_originals.recv(fd, buffer, count, flags);
-  cnm_on_received(SLOT(fd), buffer, NULL, 0, result);
+  ACCOUNT(fd, received, cnm_on_received, buffer, NULL, 0, result);
   return result;
 }
 
@@ -46,7 +58,7 @@ ssize_t cnm_hook_recv(int fd, void *buffer, size_t count, int flags) {
 static __attribute__((noinline)) ssize_t tracked_recvfrom(int fd, void *buffer, size_t count, int flags, struct sockaddr *address,
                           socklen_t *length) {
   ssize_t result = cnm_originals.recvfrom(fd, buffer, count, flags, address, length);
-  cnm_on_received(SLOT(fd), buffer, NULL, 0, result);
+  ACCOUNT(fd, received, cnm_on_received, buffer, NULL, 0, result);
   return result;
 }
 
@@ -58,7 +70,7 @@ ssize_t cnm_hook_recvfrom(int fd, void *buffer, size_t count, int flags, struct 
 
 static __attribute__((noinline)) ssize_t tracked_recvmsg(int fd, struct msghdr *message, int flags) {
   ssize_t result = cnm_originals.recvmsg(fd, message, flags);
-  cnm_on_received(SLOT(fd), NULL, message->msg_iov, (int)message->msg_iovlen, result);
+  ACCOUNT(fd, received, cnm_on_received, NULL, message->msg_iov, (int)message->msg_iovlen, result);
   return result;
 }
 
@@ -69,7 +81,7 @@ ssize_t cnm_hook_recvmsg(int fd, struct msghdr *message, int flags) {
 
 static __attribute__((noinline)) ssize_t tracked_write(int fd, const void *buffer, size_t count) {
   ssize_t result = cnm_originals.write(fd, buffer, count);
-  cnm_on_sent(SLOT(fd), buffer, NULL, 0, result);
+  ACCOUNT(fd, sent, cnm_on_sent, buffer, NULL, 0, result);
   return result;
 }
 
@@ -80,7 +92,7 @@ ssize_t cnm_hook_write(int fd, const void *buffer, size_t count) {
 
 static __attribute__((noinline)) ssize_t tracked_writev(int fd, const struct iovec *vector, int count) {
   ssize_t result = cnm_originals.writev(fd, vector, count);
-  cnm_on_sent(SLOT(fd), NULL, vector, count, result);
+  ACCOUNT(fd, sent, cnm_on_sent, NULL, vector, count, result);
   return result;
 }
 
@@ -91,7 +103,7 @@ ssize_t cnm_hook_writev(int fd, const struct iovec *vector, int count) {
 
 static __attribute__((noinline)) ssize_t tracked_send(int fd, const void *buffer, size_t count, int flags) {
   ssize_t result = cnm_originals.send(fd, buffer, count, flags);
-  cnm_on_sent(SLOT(fd), buffer, NULL, 0, result);
+  ACCOUNT(fd, sent, cnm_on_sent, buffer, NULL, 0, result);
   return result;
 }
 
@@ -103,7 +115,7 @@ ssize_t cnm_hook_send(int fd, const void *buffer, size_t count, int flags) {
 static __attribute__((noinline)) ssize_t tracked_sendto(int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address,
                         socklen_t length) {
   ssize_t result = cnm_originals.sendto(fd, buffer, count, flags, address, length);
-  cnm_on_sent(SLOT(fd), buffer, NULL, 0, result);
+  ACCOUNT(fd, sent, cnm_on_sent, buffer, NULL, 0, result);
   return result;
 }
 
@@ -115,7 +127,7 @@ ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, con
 
 static __attribute__((noinline)) ssize_t tracked_sendmsg(int fd, const struct msghdr *message, int flags) {
   ssize_t result = cnm_originals.sendmsg(fd, message, flags);
-  cnm_on_sent(SLOT(fd), NULL, message->msg_iov, (int)message->msg_iovlen, result);
+  ACCOUNT(fd, sent, cnm_on_sent, NULL, message->msg_iov, (int)message->msg_iovlen, result);
   return result;
 }
 
@@ -126,7 +138,7 @@ ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags) {
 
 static __attribute__((noinline)) ssize_t tracked_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
   ssize_t result = cnm_originals.sendfile(out_fd, in_fd, offset, count);
-  cnm_on_sent(SLOT(out_fd), NULL, NULL, 0, result);
+  ACCOUNT(out_fd, sent, cnm_on_sent, NULL, NULL, 0, result);
   return result;
 }
 

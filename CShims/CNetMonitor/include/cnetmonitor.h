@@ -184,6 +184,19 @@ ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, con
 ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags);
 ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
 
+/* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
+ * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
+ * see costs one atomic add. Swift sets the watch flags while it still wants to see a direction's
+ * bytes: a connect still in progress, or HTTP still being read from them. */
+typedef struct cnm_connection_head {
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+  uint8_t watch_sent;
+  uint8_t watch_received;
+  uint8_t is_tls;  /* socket bytes are ciphertext; the SSL hooks see the plaintext */
+  uint8_t reserved[5];
+} cnm_connection_head;
+
 /* The Swift slow path, set by NetMonitor.start: `result` bytes moved on the connection in `slot`
  * (result <= 0: nothing moved, or an error). The bytes are in `buffer`, or in `vector` (readv,
  * recvmsg, writev, sendmsg); sendfile passes neither. */

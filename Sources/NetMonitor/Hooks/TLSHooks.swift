@@ -40,7 +40,8 @@ private func handshake(
   let function = unsafeBitCast(original, to: UnsafeMutableRawPointer?.self)
   let errorBefore = cnm_errno()
   if let slot = connection(of: ssl, resolvingNear: function) {
-    slot.pointee.core.isTLS = 1
+    slot.pointee.head.is_tls = 1
+    Traffic.updateWatch(slot)
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, MonotonicClock.now())
   }
   cnm_set_errno(errorBefore)

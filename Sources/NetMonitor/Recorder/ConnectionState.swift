@@ -12,7 +12,7 @@ struct ConnectionCore: BitwiseCopyable {
   var transport: UInt8 = 0
   /// ``Phase``.
   var phase: UInt8 = 0
-  /// 1 once an SSL_* function was called for this descriptor: its socket bytes are ciphertext.
+  /// Copied from the entry's head at close: its socket bytes were ciphertext (TLS).
   var isTLS: UInt8 = 0
   /// 1 when a name resolution in this process returned the peer's address.
   var hasDNS: UInt8 = 0
@@ -27,6 +27,7 @@ struct ConnectionCore: BitwiseCopyable {
   var tlsStart: UInt64 = 0
   var tlsEnd: UInt64 = 0
   var tlsVersion = FixedText<16>()
+  /// Copied from the entry's head at close (the hooks count in the head).
   var bytesSent: UInt64 = 0
   var bytesReceived: UInt64 = 0
   var tlsBytesSent: UInt64 = 0

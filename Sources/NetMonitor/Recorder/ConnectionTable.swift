@@ -1,7 +1,9 @@
 @preconcurrency import CNetMonitor
 
-/// One entry of the connection table.
+/// One entry of the connection table. `head` must stay first: the C data-path hooks find it at
+/// the entry's address (checked in ``ConnectionTable/setUp()``).
 struct ConnectionSlot {
+  var head = cnm_connection_head()
   var core = ConnectionCore()
   var http = HTTPExchanges()
 }
@@ -12,7 +14,8 @@ struct ConnectionSlot {
 enum ConnectionTable {
   /// Maps the table. Returns false when the memory cannot be mapped.
   static func setUp() -> Bool {
-    cnm_table_set_up(MemoryLayout<ConnectionSlot>.stride)
+    precondition(MemoryLayout<ConnectionSlot>.offset(of: \.head) == 0, "the C hooks read the head at offset 0")
+    return cnm_table_set_up(MemoryLayout<ConnectionSlot>.stride)
   }
 
   /// The slot of `fd` when it is a tracked connection. The hot path of every hook.
@@ -30,6 +33,8 @@ enum ConnectionTable {
     guard let raw = cnm_slot(fd) else { return nil }
     let slot = raw.assumingMemoryBound(to: ConnectionSlot.self)
     slot.pointee = ConnectionSlot()
+    slot.pointee.head.watch_sent = 1
+    slot.pointee.head.watch_received = 1
     cnm_set_tracked(fd, true)
     return slot
   }

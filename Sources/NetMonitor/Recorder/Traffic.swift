@@ -5,14 +5,16 @@ import Glibc
 /// check and a byte load for every other descriptor. Nothing here allocates, locks or does I/O,
 /// and errno is put back wherever a call could change it.
 enum Traffic {
-  /// `count` bytes arrived on `slot`'s socket (`read`, `recv`, …), in `bytes`.
+  /// `count` bytes arrived on `slot`'s socket (`read`, `recv`, …), in `bytes`. Called by the C
+  /// hooks only while Swift watches (see `cnm_connection_head`).
   @inline(__always)
   static func received(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
     guard count > 0 else { return }
     establishIfConnecting(slot)
-    cnm_add_u64(&slot.pointee.core.bytesReceived, UInt64(count))
+    cnm_add_u64(&slot.pointee.head.bytes_received, UInt64(count))
     bindCurrentSSL(slot)
-    if slot.pointee.core.isTLS == 0 { inbound(slot, bytes, count) }
+    if slot.pointee.head.is_tls == 0 { inbound(slot, bytes, count) }
+    updateWatch(slot)
   }
 
   /// `count` bytes left through `slot`'s socket (`write`, `send`, `sendfile`, …), from `bytes`.
@@ -20,18 +22,31 @@ enum Traffic {
   static func sent(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
     guard count > 0 else { return }
     establishIfConnecting(slot)
-    cnm_add_u64(&slot.pointee.core.bytesSent, UInt64(count))
+    cnm_add_u64(&slot.pointee.head.bytes_sent, UInt64(count))
     bindCurrentSSL(slot)
-    if slot.pointee.core.isTLS == 0 { outbound(slot, bytes, count) }
+    if slot.pointee.head.is_tls == 0 { outbound(slot, bytes, count) }
+    updateWatch(slot)
+  }
+
+  /// Tells the C hooks which directions Swift still needs to see: both while a connect is in
+  /// progress; then a direction while HTTP is still read from its socket bytes.
+  static func updateWatch(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
+    let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
+    let plaintext = slot.pointee.head.is_tls == 0
+    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
+    let requestsActive = !slot.pointee.http.requests.hasGivenUp
+    let responsesActive = !slot.pointee.http.responses.hasGivenUp
+    slot.pointee.head.watch_sent = connecting || plaintext && (isClient ? requestsActive : responsesActive) ? 1 : 0
+    slot.pointee.head.watch_received = connecting || plaintext && (isClient ? responsesActive : requestsActive) ? 1 : 0
   }
 
   /// Bytes moving on this thread inside an SSL call belong to that SSL object: remember its socket,
   /// and from now on the socket's bytes are ciphertext.
   @inline(__always)
   static func bindCurrentSSL(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
-    guard let ssl = cnm_get_current_ssl(), slot.pointee.core.isTLS == 0 else { return }
+    guard let ssl = cnm_get_current_ssl(), slot.pointee.head.is_tls == 0 else { return }
     cnm_ssl_map_put(ssl, slot.pointee.core.fd)
-    slot.pointee.core.isTLS = 1
+    slot.pointee.head.is_tls = 1
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, cnm_get_current_ssl_start())
   }
 
@@ -40,6 +55,10 @@ enum Traffic {
     case buffer(UnsafeRawPointer?)
     case vector(UnsafePointer<iovec>?, Int32)
     case unknown
+
+    /// What the parser is fed for bytes it cannot see (sendfile): zeros, which a body in progress
+    /// only counts and a head would reject.
+    static let unseenBytes = [UInt8](repeating: 0, count: 16384)
 
     /// Calls `body` with each contiguous piece of the first `count` bytes.
     @inline(__always)
@@ -57,8 +76,13 @@ enum Traffic {
           left -= length
           index += 1
         }
-      case .unknown:
-        break
+      case .unknown:  // sendfile: the content is not in memory; a body in progress only counts bytes
+        var left = count
+        while left > 0 {
+          let length = min(left, Self.unseenBytes.count)
+          Self.unseenBytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+          left -= length
+        }
       }
     }
   }
@@ -68,7 +92,7 @@ enum Traffic {
     let isClient = slot.pointee.core.role == ConnectionCore.Role.client
     if isClient ? slot.pointee.http.responses.hasGivenUp : slot.pointee.http.requests.hasGivenUp { return }
     let now = MonotonicClock.now()
-    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0)
+    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0)
     bytes.forEachPiece(upTo: count) { piece in
       if isClient {
         slot.pointee.http.responseBytes(piece, now: now, context: context)
@@ -83,7 +107,7 @@ enum Traffic {
     let isClient = slot.pointee.core.role == ConnectionCore.Role.client
     if isClient ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { return }
     let now = MonotonicClock.now()
-    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0)
+    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0)
     bytes.forEachPiece(upTo: count) { piece in
       if isClient {
         slot.pointee.http.requestBytes(piece, now: now)
@@ -103,6 +127,7 @@ enum Traffic {
   static func established(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     slot.pointee.core.connectEnd = MonotonicClock.now()
     slot.pointee.core.phase = ConnectionCore.Phase.established
+    updateWatch(slot)
   }
 
   static func failed(_ slot: UnsafeMutablePointer<ConnectionSlot>, call: HookedCall, code: Int32) {
@@ -145,9 +170,12 @@ enum Traffic {
     let end = MonotonicClock.now()
     if slot.pointee.http.isActive {
       slot.pointee.http.finish(
-        now: end, context: ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.core.isTLS != 0))
+        now: end, context: ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0))
     }
     slot.pointee.core.httpExchanges = slot.pointee.http.completed
+    slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
+    slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
+    slot.pointee.core.isTLS = slot.pointee.head.is_tls
     let core = slot.pointee.core
     RawRecord.emit { record in
       record.kind = RawRecord.Kind.connection
