@@ -107,6 +107,15 @@ let closeHook: @convention(c) (Int32) -> Int32 = { fd in
   return cnm_original().pointee.close!(fd)
 }
 
+/// A server that shuts down its writing side ends a close-delimited response there.
 let shutdownHook: @convention(c) (Int32, Int32) -> Int32 = { fd, how in
-  cnm_original().pointee.shutdown!(fd, how)
+  let result = cnm_original().pointee.shutdown!(fd, how)
+  if result == 0, how != Int32(SHUT_RD), let slot = ConnectionTable.tracked(fd),
+    slot.pointee.core.role == ConnectionCore.Role.server
+  {
+    let error = cnm_errno()
+    Traffic.finishResponses(slot)
+    cnm_set_errno(error)
+  }
+  return result
 }

@@ -163,15 +163,21 @@ enum Traffic {
     return slot
   }
 
+  /// The response direction ended (close, or a server's shutdown of its writing side): a
+  /// close-delimited response completes here.
+  static func finishResponses(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
+    guard !slot.pointee.http.responses.hasGivenUp else { return }
+    slot.pointee.http.finish(
+      now: MonotonicClock.now(),
+      context: ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0))
+  }
+
   /// `fd` is being closed: its connection record goes to the recorder.
   static func closed(_ fd: Int32) {
     guard let slot = ConnectionTable.tracked(fd) else { return }
     ConnectionTable.untrack(fd)
+    finishResponses(slot)
     let end = MonotonicClock.now()
-    if slot.pointee.http.isActive {
-      slot.pointee.http.finish(
-        now: end, context: ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0))
-    }
     slot.pointee.core.httpExchanges = slot.pointee.http.completed
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
     slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
