@@ -38,6 +38,28 @@ struct LibcurlInProcessTests {
   /// function calls apart, on a loaded 2-core VM).
   static let margin = 5.0
 
+  /// The same against nginx, plain and TLS (its static files: Content-Length bodies).
+  @Test("libcurl against nginx: phases and sizes agree with curl's own", arguments: [false, true])
+  func nginx(_ secure: Bool) throws {
+    try #require(LoopbackNginx.isInstalled, "nginx is not installed (scripts/install-dependencies installs it)")
+    let fetch = try Self.fetch.get()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-tls-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let name = LoopbackServer.resolvableName ?? "localhost"
+    let tls = try LoopbackServer.makeCertificate(in: directory, names: [name])
+    let server = try LoopbackNginx(files: ["page.html": 1024, "large.bin": 300_000], tls: tls)
+    for file in ["page.html", "large.bin"] {
+      let port = secure ? server.tlsPort : server.port
+      let url = "\(secure ? "https" : "http")://\(name):\(port)/\(file)?token=t0k3n"
+      var curl = [Double](repeating: 0, count: 10)
+      let (code, records) = SharedMonitor.records { () -> Int32 in
+        url.withCString { url in tls.certificate.withCString { fetch(url, $0, &curl) } }
+      }
+      #expect(code == 0, "curl error \(code)")
+      try check(records, port: port, name: name, secure: secure, curl: curl, target: "/\(file)?token=REDACTED")
+    }
+  }
+
   @Test("HTTPS through libcurl: method, target, status; phases and sizes agree with curl's own", arguments: [false, true])
   func https(_ secure: Bool) throws {
     let fetch = try Self.fetch.get()
@@ -55,22 +77,29 @@ struct LibcurlInProcessTests {
       }
     }
     #expect(code == 0, "curl error \(code)")
+    try check(records, port: server.port, name: name, secure: secure, curl: curl, target: "/bytes/20000?key=REDACTED")
+  }
+
+  /// The records of one libcurl transfer against curl's own account of it.
+  private func check(
+    _ records: [Transaction], port: UInt16, name: String, secure: Bool, curl: [Double], target: String
+  ) throws {
     let milliseconds = { (index: Int) in curl[index] * 1000 }
 
-    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let connection = try #require(records.connections.first { $0.peerPort == port })
     let exchange = try #require(records.http.first { $0.connectionId == connection.id }, "\(records)")
     #expect(exchange.scheme == (secure ? HTTPScheme.https : HTTPScheme.http))
     #expect(exchange.method == "GET")
-    #expect(exchange.target == "/bytes/20000?key=REDACTED")
+    #expect(exchange.target == target)
     #expect(exchange.status == Int(curl[0]))
-    #expect(exchange.host == "\(name):\(server.port)")
+    #expect(exchange.host == "\(name):\(port)")
     #expect(exchange.requestBytes == UInt64(curl[7]))
     #expect(exchange.responseBytes == UInt64(curl[8] + curl[9]))
     let ttfb = try #require(exchange.ttfbMs)
     #expect(abs(ttfb - (milliseconds(5) - milliseconds(4))) < Self.margin, "ttfb \(ttfb) vs curl \(milliseconds(5) - milliseconds(4))")
 
     #expect(connection.host == name)
-    #expect(connection.peerPort == server.port)
+    #expect(connection.peerPort == port)
     if name != "localhost" {  // libcurl answers "localhost" itself: no getaddrinfo to see
       let dns = try #require(connection.dnsMs)
       #expect(abs(dns - milliseconds(1)) < Self.margin, "dns \(dns) vs curl \(milliseconds(1))")
