@@ -30,6 +30,64 @@ private struct SocketPair {
   }
 }
 
+private func writeVector(_ fd: Int32, hooked: Bool) -> Int {
+  var byte: UInt8 = 1
+  return withUnsafeMutablePointer(to: &byte) { pointer in
+    var vector = iovec(iov_base: pointer, iov_len: 1)
+    return hooked ? writev(fd, &vector, 1) : cnm_original().pointee.writev!(fd, &vector, 1)
+  }
+}
+
+private func readVector(_ fd: Int32, hooked: Bool) -> Int {
+  var bytes = [UInt8](repeating: 0, count: 8)
+  return bytes.withUnsafeMutableBytes { buffer in
+    var vector = iovec(iov_base: buffer.baseAddress, iov_len: 8)
+    return hooked ? readv(fd, &vector, 1) : cnm_original().pointee.readv!(fd, &vector, 1)
+  }
+}
+
+private func sendMessage(_ fd: Int32, hooked: Bool) -> Int {
+  var byte: UInt8 = 1
+  return withUnsafeMutablePointer(to: &byte) { pointer in
+    var vector = iovec(iov_base: pointer, iov_len: 1)
+    return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+      var message = msghdr()
+      message.msg_iov = vectorPointer
+      message.msg_iovlen = 1
+      return hooked ? sendmsg(fd, &message, 0) : cnm_original().pointee.sendmsg!(fd, &message, 0)
+    }
+  }
+}
+
+private func receiveMessage(_ fd: Int32, hooked: Bool) -> Int {
+  var bytes = [UInt8](repeating: 0, count: 8)
+  return bytes.withUnsafeMutableBytes { buffer in
+    var vector = iovec(iov_base: buffer.baseAddress, iov_len: 8)
+    return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+      var message = msghdr()
+      message.msg_iov = vectorPointer
+      message.msg_iovlen = 1
+      return hooked ? recvmsg(fd, &message, 0) : cnm_original().pointee.recvmsg!(fd, &message, 0)
+    }
+  }
+}
+
+private func sendFile(_ fd: Int32, hooked: Bool) -> Int {
+  let input = open("/dev/null", O_RDONLY)
+  defer { close(input) }
+  return hooked ? sendfile(fd, input, nil, 16) : cnm_original().pointee.sendfile!(fd, input, nil, 16)
+}
+
+private func lookUp(hooked: Bool) -> Int {
+  var answers: UnsafeMutablePointer<addrinfo>?
+  var hints = addrinfo()
+  hints.ai_flags = AI_NUMERICHOST
+  let status = hooked ? getaddrinfo("not an address", nil, &hints, &answers)
+    : cnm_original().pointee.getaddrinfo!("not an address", nil, &hints, &answers)
+  if status == 0 { freeaddrinfo(answers) }
+  return Int(status)
+}
+
 /// One call made twice: through the hooked symbol, and through the original the engine saved.
 struct ErrnoCase: CustomStringConvertible, Sendable {
   let description: String
@@ -65,6 +123,16 @@ struct ErrnoTests {
           return Int(cnm_original().pointee.getsockopt!(fd, SOL_SOCKET, SO_ERROR, &value, &length)) }),
       ErrnoCase(description: "close(-1) (EBADF)", hooked: { _, _ in Int(close(-1)) }, original: { _, _ in Int(cnm_original().pointee.close!(-1)) }),
       ErrnoCase(description: "shutdown(-1) (EBADF)", hooked: { _, _ in Int(shutdown(-1, Int32(SHUT_WR))) }, original: { _, _ in Int(cnm_original().pointee.shutdown!(-1, Int32(SHUT_WR))) }),
+      ErrnoCase(description: "writev", hooked: { fd, _ in writeVector(fd, hooked: true) }, original: { fd, _ in writeVector(fd, hooked: false) }),
+      ErrnoCase(description: "sendmsg", hooked: { fd, _ in sendMessage(fd, hooked: true) }, original: { fd, _ in sendMessage(fd, hooked: false) }),
+      ErrnoCase(description: "readv (EAGAIN)", hooked: { _, peer in readVector(peer, hooked: true) }, original: { _, peer in readVector(peer, hooked: false) }),
+      ErrnoCase(description: "recvfrom (EAGAIN)", hooked: { _, peer in
+        var b = [UInt8](repeating: 0, count: 8); return recvfrom(peer, &b, 8, 0, nil, nil) }, original: { _, peer in
+        var b = [UInt8](repeating: 0, count: 8); return cnm_original().pointee.recvfrom!(peer, &b, 8, 0, nil, nil) }),
+      ErrnoCase(description: "recvmsg (EAGAIN)", hooked: { _, peer in receiveMessage(peer, hooked: true) }, original: { _, peer in receiveMessage(peer, hooked: false) }),
+      ErrnoCase(description: "sendfile from /dev/null (nothing to send)", hooked: { fd, _ in sendFile(fd, hooked: true) }, original: { fd, _ in sendFile(fd, hooked: false) }),
+      ErrnoCase(description: "accept on a non-listening socket (EINVAL)", hooked: { fd, _ in Int(accept(fd, nil, nil)) }, original: { fd, _ in Int(cnm_original().pointee.accept!(fd, nil, nil)) }),
+      ErrnoCase(description: "getaddrinfo of an invalid name", hooked: { _, _ in lookUp(hooked: true) }, original: { _, _ in lookUp(hooked: false) }),
     ].map { $0 } + [readAfterWrite(buffer: &buffer)]
   }()
 
