@@ -99,7 +99,8 @@ typedef struct cnm_original_functions {
   int (*SSL_write_ex)(void *, const void *, size_t, size_t *);
 } cnm_original_functions;
 
-extern cnm_original_functions cnm_originals;
+/* Hidden: the x86_64 data-path hooks address it directly (RIP-relative), in a shared library too. */
+extern cnm_original_functions cnm_originals __attribute__((visibility("hidden")));
 
 /* The symbol names, in the order of the fields above: cnm_hook_name(0) … cnm_hook_name(count - 1). */
 size_t cnm_hook_count(void);
@@ -129,8 +130,8 @@ bool cnm_resolve_openssl(void *any_ssl_function);
  * `cnm_states` points at `cnm_capacity` entries of `slot_size` bytes (a Swift struct) in memory
  * mapped without reserve, so only descriptors in use cost pages. */
 
-extern uint32_t cnm_capacity;
-extern uint8_t *cnm_tracked;
+extern uint32_t cnm_capacity __attribute__((visibility("hidden")));
+extern uint8_t *cnm_tracked __attribute__((visibility("hidden")));
 extern unsigned char *cnm_states;
 extern size_t cnm_slot_size;
 
