@@ -38,6 +38,21 @@ struct LibcurlInProcessTests {
   /// function calls apart, on a loaded 2-core VM).
   static let margin = 5.0
 
+  @Test("a failed TLS handshake (HTTPS to a plain HTTP server) is a connection record with its SSL error")
+  func failedHandshake() throws {
+    let fetch = try Self.fetch.get()
+    let server = try LoopbackServer()
+    var curl = [Double](repeating: 0, count: 10)
+    let (code, records) = SharedMonitor.records { () -> Int32 in
+      "https://127.0.0.1:\(server.port)/bytes/10".withCString { fetch($0, nil, &curl) }
+    }
+    #expect(code != 0)
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    #expect(connection.error?.call == "SSL_do_handshake")
+    #expect(connection.error?.code.hasPrefix("SSL_ERROR_") == true)
+    #expect(connection.tlsVersion == nil)
+  }
+
   /// The same against nginx, plain and TLS (its static files: Content-Length bodies).
   @Test("libcurl against nginx: phases and sizes agree with curl's own", arguments: [false, true])
   func nginx(_ secure: Bool) throws {

@@ -145,6 +145,40 @@ struct NetMonitorInProcessTests {
     #expect(connection.error == nil)
   }
 
+  @Test("a non-blocking connect closed before it completed is a connect error (ETIMEDOUT)")
+  func abandonedConnect() throws {
+    // A listener whose backlog is full does not complete new connections: bind, listen(0), and
+    // fill the queue first.
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var address = Sockets.address(0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(listener, $0, length) == 0 && listen(listener, 0) == 0 ? getsockname(listener, $0, &length) : -1
+      }
+    }
+    let port = UInt16(bigEndian: address.sin_port)
+    var fillers: [Int32] = []
+    defer { fillers.forEach { close($0) } }
+    let (_, records) = SharedMonitor.records { () -> Void in
+      for _ in 0..<8 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var target = Sockets.address(port)
+        _ = withUnsafePointer(to: &target) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        fillers.append(fd)
+      }
+      usleep(50_000)
+      for fd in fillers { close(fd) }
+      fillers.removeAll()
+    }
+    let abandoned = records.connections.filter { $0.peerPort == port && $0.error?.code == "ETIMEDOUT" }
+    #expect(!abandoned.isEmpty, "with a full backlog some connects stay in progress until closed")
+    #expect(abandoned.allSatisfy { $0.error?.call == "connect" && $0.connectMs == nil })
+  }
+
   /// Socket byte counts equal the kernel's own (TCP_INFO) for every connection, under 16 threads.
   @Test("byte counts equal TCP_INFO's under 16 threads × 12 connections")
   func kernelAgreement() throws {

@@ -177,6 +177,11 @@ enum Traffic {
     guard let slot = ConnectionTable.tracked(fd) else { return }
     ConnectionTable.untrack(fd)
     finishResponses(slot)
+    if slot.pointee.core.phase == ConnectionCore.Phase.connecting {
+      // Closed while the connect was still in progress: the host gave up waiting.
+      failed(slot, call: .connect, code: ETIMEDOUT)
+      slot.pointee.core.connectEnd = 0
+    }
     let end = MonotonicClock.now()
     slot.pointee.core.httpExchanges = slot.pointee.http.completed
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
