@@ -110,7 +110,6 @@ typedef struct eh_registry {
  * pointers are in `fresh` (malloc'd, caller frees) when `fresh` is not NULL. Negative on ENOMEM. */
 long eh_registry_sync(eh_registry *registry, eh_image ***fresh);
 eh_image *eh_registry_find_bias(eh_registry *registry, uintptr_t load_bias);
-eh_image *eh_registry_find_address(eh_registry *registry, uintptr_t address);
 /* Called by the registry when an image vanished, before it is freed. */
 void eh_forget_image(const eh_image *image);
 

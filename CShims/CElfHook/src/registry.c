@@ -107,9 +107,3 @@ eh_image *eh_registry_find_bias(eh_registry *registry, uintptr_t load_bias) {
     if (registry->images[i]->load_bias == load_bias) return registry->images[i];
   return NULL;
 }
-
-eh_image *eh_registry_find_address(eh_registry *registry, uintptr_t address) {
-  for (size_t i = 0; i < registry->count; i++)
-    if (eh_image_contains(registry->images[i], address)) return registry->images[i];
-  return NULL;
-}

@@ -17,15 +17,11 @@ static inline void cnm_add_u64(uint64_t *field, uint64_t value) {
   __atomic_fetch_add(field, value, __ATOMIC_RELAXED);
 }
 static inline uint64_t cnm_load_u64(const uint64_t *field) { return __atomic_load_n(field, __ATOMIC_ACQUIRE); }
-static inline void cnm_store_u64(uint64_t *field, uint64_t value) { __atomic_store_n(field, value, __ATOMIC_RELEASE); }
 /* Sets *field to `value` if it is 0; returns true when this call set it (first byte, first call). */
 static inline bool cnm_set_once_u64(uint64_t *field, uint64_t value) {
   uint64_t expected = 0;
   return __atomic_compare_exchange_n(field, &expected, value, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
-static inline uint8_t cnm_load_u8(const uint8_t *field) { return __atomic_load_n(field, __ATOMIC_ACQUIRE); }
-static inline void cnm_store_u8(uint8_t *field, uint8_t value) { __atomic_store_n(field, value, __ATOMIC_RELEASE); }
-static inline uint64_t cnm_next_id(uint64_t *counter) { return __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED); }
 
 /* ---- the guard: code of the monitor itself (its recorder thread, its sinks) is never recorded -- */
 
@@ -138,12 +134,6 @@ extern size_t cnm_slot_size;
 /* Maps the table for every descriptor the process may open (RLIMIT_NOFILE's hard limit, at most
  * 1 Mi) with entries of `slot_size` bytes. Returns false when the memory cannot be mapped. */
 bool cnm_table_set_up(size_t slot_size);
-
-/* The entry of `fd` when it is a tracked connection, else NULL: the hot path of every hook. */
-__attribute__((always_inline)) static inline void *cnm_tracked_slot(int fd) {
-  if ((unsigned)fd >= cnm_capacity || !cnm_tracked[fd]) return NULL;
-  return cnm_states + (size_t)fd * cnm_slot_size;
-}
 
 /* The entry of `fd` whether tracked or not; NULL past the table. */
 static inline void *cnm_slot(int fd) {

@@ -57,18 +57,14 @@ struct ConnectionCore: BitwiseCopyable {
 
 /// The hooked calls an error can name, as stored in ``ConnectionCore/errorCall``.
 enum HookedCall: UInt8, CaseIterable {
-  case none = 0, connect, getaddrinfo, sslHandshake, read, write, getsockopt
+  case none = 0, connect, sslHandshake
 
   /// The C function's name, as records report it.
   var name: String {
     switch self {
     case .none: ""
     case .connect: "connect"
-    case .getaddrinfo: "getaddrinfo"
     case .sslHandshake: "SSL_do_handshake"
-    case .read: "read"
-    case .write: "write"
-    case .getsockopt: "getsockopt"
     }
   }
 }

@@ -23,8 +23,6 @@ struct HTTPExchanges {
   /// Exchanges completed on this connection (the next one reuses the connection when > 0).
   var completed: UInt64 = 0
 
-  /// Whether either direction still parses (both gave up: the connection is not HTTP/1.x).
-  var isActive: Bool { !(requests.hasGivenUp && responses.hasGivenUp) }
 
 }
 

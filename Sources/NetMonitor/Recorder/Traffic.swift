@@ -136,7 +136,7 @@ enum Traffic {
       slot.pointee.core.errorCall = call.rawValue
       slot.pointee.core.errorCode = code
     }
-    if slot.pointee.core.connectEnd == 0 && call == .connect || call == .getsockopt {
+    if call == .connect && slot.pointee.core.connectEnd == 0 {
       slot.pointee.core.connectEnd = MonotonicClock.now()
     }
   }
