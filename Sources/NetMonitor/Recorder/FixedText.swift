@@ -17,13 +17,6 @@ struct FixedText<let capacity: Int>: BitwiseCopyable {
     count = index
   }
 
-  /// Copies up to `capacity` bytes.
-  init(_ buffer: UnsafeRawBufferPointer) {
-    let length = min(buffer.count, capacity)
-    for index in 0..<length { bytes[index] = buffer[index] }
-    count = length
-  }
-
   var isEmpty: Bool { count == 0 }
 
   /// The text, decoded as UTF-8 with replacement of invalid bytes. Allocates: recorder thread only.
