@@ -159,6 +159,13 @@ void eh_absorb_new_images(void);
 /* Whether glibc's load counters moved since the engine last looked: a cheap hint, no lock. */
 bool eh_images_changed(void);
 
+/* ---- rebind.c: the engine's state, shared with enumerate.c (both under the engine lock) ------- */
+
+extern eh_registry eh_loaded_images;
+extern elfhook_statistics eh_statistics;
+/* Brings the registry up to date and gives new images the rebindings that follow them. */
+int eh_sync_and_absorb(void);
+
 /* ---- lock.c ---------------------------------------------------------------------------------------- */
 void eh_lock(void);
 void eh_unlock(void);

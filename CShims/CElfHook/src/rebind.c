@@ -39,9 +39,9 @@ struct elfhook_handle {
   size_t binding_count, binding_capacity;
 };
 
-static eh_registry registry;
+eh_registry eh_loaded_images;
 static elfhook_handle *oldest_handle;
-static elfhook_statistics statistics;
+elfhook_statistics eh_statistics;
 static bool dlopen_hook_installed;
 
 void *eh_hook_dlopen(const char *file, int mode);
@@ -88,7 +88,7 @@ static int guarded_visit(struct dl_phdr_info *info, size_t size, void *context) 
     int status = eh_slot_store(&pass->protections, access->image, slot, access->store, access->slot.name);
     if (status == ELFHOOK_OK) {
       access->written = true;
-      statistics.slots_written++;
+      eh_statistics.slots_written++;
     } else {
       pass->status = status;
     }
@@ -213,7 +213,7 @@ static int resolve_accesses(slot_access *accesses, size_t count) {
     if (!access->wanted) continue;
     access->original = below || eh_is_hook_replacement(current)
                            ? current
-                           : eh_resolve_original(&registry, access->image, &access->slot, current);
+                           : eh_resolve_original(&eh_loaded_images, access->image, &access->slot, current);
     if (!access->original) {
       access->wanted = false;
       status = ELFHOOK_ERR_UNRESOLVED;
@@ -289,13 +289,13 @@ static int absorb(eh_image **fresh, long fresh_count) {
   return status;
 }
 
-static int sync_and_absorb(void) {
+int eh_sync_and_absorb(void) {
   eh_image **fresh = NULL;
-  long fresh_count = eh_registry_sync(&registry, &fresh);
+  long fresh_count = eh_registry_sync(&eh_loaded_images, &fresh);
   if (fresh_count < 0) return (int)fresh_count;
-  statistics.images_parsed += (uint64_t)fresh_count;
+  eh_statistics.images_parsed += (uint64_t)fresh_count;
   for (long i = 0; i < fresh_count; i++)
-    if (!fresh[i]->parsed_ok) statistics.images_skipped++;
+    if (!fresh[i]->parsed_ok) eh_statistics.images_skipped++;
   int status = fresh_count ? absorb(fresh, fresh_count) : ELFHOOK_OK;
   free(fresh);
   return status;
@@ -324,16 +324,16 @@ static int peek_counters(struct dl_phdr_info *info, size_t size, void *context) 
 bool eh_images_changed(void) {
   unsigned long long counters[2] = {0, 0};
   dl_iterate_phdr(peek_counters, counters);
-  return counters[0] != __atomic_load_n(&registry.adds, __ATOMIC_RELAXED) ||
-         counters[1] != __atomic_load_n(&registry.subs, __ATOMIC_RELAXED);
+  return counters[0] != __atomic_load_n(&eh_loaded_images.adds, __ATOMIC_RELAXED) ||
+         counters[1] != __atomic_load_n(&eh_loaded_images.subs, __ATOMIC_RELAXED);
 }
 
 /* Called by the dlopen hook: patch whatever the dlopen brought in. */
 void eh_absorb_new_images(void) {
   eh_lock();
-  uint64_t before = statistics.images_parsed;
-  sync_and_absorb();
-  if (statistics.images_parsed != before) statistics.dlopen_absorbed++;
+  uint64_t before = eh_statistics.images_parsed;
+  eh_sync_and_absorb();
+  if (eh_statistics.images_parsed != before) eh_statistics.dlopen_absorbed++;
   eh_unlock();
 }
 
@@ -408,7 +408,7 @@ static void link_newest(elfhook_handle *handle) {
 /* Links the handles as the newest and applies them to every loaded image, in one pass. */
 static int install(elfhook_handle **handles, size_t count) {
   for (size_t h = 0; h < count; h++) link_newest(handles[h]);
-  return apply(handles, count, registry.images, registry.count);
+  return apply(handles, count, eh_loaded_images.images, eh_loaded_images.count);
 }
 
 /* Later images are found by hooking dlopen itself, the way fishhook registers with dyld; dlclose
@@ -433,7 +433,7 @@ int elfhook_rebind(const struct rebinding *rebindings, size_t count, const elfho
   int status = handle_create(rebindings, count, options, &handle);
   if (status != ELFHOOK_OK) return status;
   eh_lock();
-  sync_and_absorb();
+  eh_sync_and_absorb();
   elfhook_handle *pair[2] = {NULL, handle};
   if (!(handle->flags & ELFHOOK_CURRENT_IMAGES_ONLY)) pair[0] = dlopen_hook_to_install();
   status = pair[0] ? install(pair, 2) : install(&handle, 1);
@@ -449,9 +449,9 @@ int elfhook_rebind_image(const void *header, intptr_t slide, const struct rebind
   int status = handle_create(rebindings, count, NULL, &handle);
   if (status != ELFHOOK_OK) return status;
   eh_lock();
-  sync_and_absorb();
+  eh_sync_and_absorb();
   /* The header as fishhook callers pass it (dladdr's dli_fbase), or the load bias again. */
-  eh_image *image = eh_registry_find_bias(&registry, (uintptr_t)slide);
+  eh_image *image = eh_registry_find_bias(&eh_loaded_images, (uintptr_t)slide);
   if (image && header != image->header && (uintptr_t)header != (uintptr_t)slide &&
       !eh_image_contains(image, (uintptr_t)header))
     image = NULL;
@@ -508,7 +508,7 @@ int elfhook_unbind(elfhook_handle *handle) {
     eh_unlock();
     return elfhook_set_error(ELFHOOK_ERR_UNKNOWN_HANDLE, "handle %p is not a live rebinding", (void *)handle);
   }
-  sync_and_absorb(); /* forgets the bindings of images unloaded since */
+  eh_sync_and_absorb(); /* forgets the bindings of images unloaded since */
 
   slot_access *restores = calloc(handle->binding_count + 1, sizeof *restores);
   if (!restores) {
@@ -524,7 +524,7 @@ int elfhook_unbind(elfhook_handle *handle) {
       above->previous = binding->previous; /* the newer hook now sits directly on ours' original */
       continue;
     }
-    eh_image *image = eh_registry_find_bias(&registry, binding->image_bias);
+    eh_image *image = eh_registry_find_bias(&eh_loaded_images, binding->image_bias);
     if (!image || image->phdr != binding->image_phdr) continue;
     eh_slot slot = {.address = binding->slot, .name = handle->rebindings[binding->rebinding].name};
     restores[count] = (slot_access){.image = image, .slot = slot, .expect = replacement,
@@ -551,77 +551,4 @@ int elfhook_unbind(elfhook_handle *handle) {
   handle_destroy(handle);
   eh_unlock();
   return status;
-}
-
-/* ---- enumeration and statistics ----------------------------------------------------------------- */
-
-int elfhook_enumerate_images(elfhook_image_visitor visitor, void *context) {
-  if (!visitor) return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "no visitor given");
-  eh_lock();
-  int status = sync_and_absorb();
-  for (size_t i = 0; i < registry.count; i++) {
-    elfhook_image view;
-    eh_image_public_view(registry.images[i], &view);
-    if (visitor(&view, context)) break;
-  }
-  eh_unlock();
-  return status == ELFHOOK_ERR_NO_MEMORY ? status : ELFHOOK_OK;
-}
-
-typedef struct slot_snapshot {
-  const eh_image *image;
-  elfhook_slot *slots;
-  size_t count;
-} slot_snapshot;
-
-static bool snapshot_slot(const eh_image *image, const eh_slot *slot, void *context) {
-  slot_snapshot *snapshot = context;
-  snapshot->slots[snapshot->count++] =
-      (elfhook_slot){slot->name, eh_slot_version(image, slot), slot->kind, slot->relocation_type, slot->address,
-                     __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
-  return snapshot->count < image->slot_count;
-}
-
-/* Copies the slots and their current values while the image cannot go away. */
-static int snapshot_visit(struct dl_phdr_info *info, size_t size, void *context) {
-  (void)size;
-  slot_snapshot *snapshot = context;
-  if (snapshot->image->load_bias != info->dlpi_addr || snapshot->image->phdr != info->dlpi_phdr) return 0;
-  eh_image_each_slot(snapshot->image, NULL, snapshot_slot, snapshot);
-  return 1;
-}
-
-int elfhook_enumerate_slots(uintptr_t load_bias, elfhook_slot_visitor visitor, void *context) {
-  if (!visitor) return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "no visitor given");
-  eh_lock();
-  sync_and_absorb();
-  eh_image *image = eh_registry_find_bias(&registry, load_bias);
-  int status = ELFHOOK_OK;
-  if (!image)
-    status = elfhook_set_error(ELFHOOK_ERR_IMAGE_NOT_FOUND, "no loaded image has load bias %#lx", (unsigned long)load_bias);
-  else if (!image->parsed_ok)
-    status = elfhook_set_error(ELFHOOK_ERR_MALFORMED_IMAGE, "%s could not be parsed", image->path);
-  if (status != ELFHOOK_OK) {
-    eh_unlock();
-    return status;
-  }
-  slot_snapshot snapshot = {image, calloc(image->slot_count + 1, sizeof(elfhook_slot)), 0};
-  if (!snapshot.slots) {
-    eh_unlock();
-    return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory listing slots");
-  }
-  dl_iterate_phdr(snapshot_visit, &snapshot);
-  elfhook_image view;
-  eh_image_public_view(image, &view);
-  for (size_t s = 0; s < snapshot.count; s++)
-    if (visitor(&view, &snapshot.slots[s], context)) break;
-  free(snapshot.slots);
-  eh_unlock();
-  return ELFHOOK_OK;
-}
-
-void elfhook_get_statistics(elfhook_statistics *result) {
-  eh_lock();
-  *result = statistics;
-  eh_unlock();
 }
