@@ -186,6 +186,9 @@ ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
 }
 #endif
 
+static const unsigned char zero_bytes[cnm_zero_byte_count];
+const void *cnm_zero_bytes(void) { return zero_bytes; }
+
 static void *const data_path_hooks[] = {
     (void *)cnm_hook_read,    (void *)cnm_hook_readv,   (void *)cnm_hook_recv,   (void *)cnm_hook_recvfrom,
     (void *)cnm_hook_recvmsg, (void *)cnm_hook_write,   (void *)cnm_hook_writev, (void *)cnm_hook_send,

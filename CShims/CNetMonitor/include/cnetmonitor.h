@@ -200,6 +200,10 @@ static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_
   cnm_on_sent = sent;
 }
 
+/* Zeros the HTTP parser is fed for bytes it cannot see (sendfile), without allocating. */
+#define cnm_zero_byte_count 16384
+const void *cnm_zero_bytes(void);
+
 /* The eleven data-path hooks, in the order of cnm_hook_name (they come first). */
 size_t cnm_data_path_hook_count(void);
 void *cnm_data_path_hook(size_t index);

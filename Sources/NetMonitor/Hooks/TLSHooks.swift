@@ -91,7 +91,7 @@ let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPoint
     let function = unsafeBitCast(cnm_original().pointee.SSL_read, to: UnsafeMutableRawPointer?.self)
     if let slot = connection(of: ssl, resolvingNear: function) {
       cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(result))
-      Traffic.inbound(slot, .buffer(buffer), Int(result))
+      Traffic.parse(slot, .buffer(buffer), Int(result), fromPeer: true)
     }
     cnm_set_errno(error)
   }
@@ -107,7 +107,7 @@ let sslReadExHook:
       let function = unsafeBitCast(cnm_original().pointee.SSL_read_ex, to: UnsafeMutableRawPointer?.self)
       if let slot = connection(of: ssl, resolvingNear: function) {
         cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(read.pointee))
-        Traffic.inbound(slot, .buffer(buffer), read.pointee)
+        Traffic.parse(slot, .buffer(buffer), read.pointee, fromPeer: true)
       }
       cnm_set_errno(error)
     }
@@ -122,7 +122,7 @@ let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, I
     let function = unsafeBitCast(cnm_original().pointee.SSL_write, to: UnsafeMutableRawPointer?.self)
     if let slot = connection(of: ssl, resolvingNear: function) {
       cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(result))
-      Traffic.outbound(slot, .buffer(buffer), Int(result))
+      Traffic.parse(slot, .buffer(buffer), Int(result), fromPeer: false)
     }
     cnm_set_errno(error)
   }
@@ -138,7 +138,7 @@ let sslWriteExHook:
       let function = unsafeBitCast(cnm_original().pointee.SSL_write_ex, to: UnsafeMutableRawPointer?.self)
       if let slot = connection(of: ssl, resolvingNear: function) {
         cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(written.pointee))
-        Traffic.outbound(slot, .buffer(buffer), written.pointee)
+        Traffic.parse(slot, .buffer(buffer), written.pointee, fromPeer: false)
       }
       cnm_set_errno(error)
     }

@@ -13,7 +13,7 @@ enum Traffic {
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.head.bytes_received, UInt64(count))
     bindCurrentSSL(slot)
-    if slot.pointee.head.is_tls == 0 { inbound(slot, bytes, count) }
+    if slot.pointee.head.is_tls == 0 { parse(slot, bytes, count, fromPeer: true) }
     updateWatch(slot)
   }
 
@@ -24,7 +24,7 @@ enum Traffic {
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.head.bytes_sent, UInt64(count))
     bindCurrentSSL(slot)
-    if slot.pointee.head.is_tls == 0 { outbound(slot, bytes, count) }
+    if slot.pointee.head.is_tls == 0 { parse(slot, bytes, count, fromPeer: false) }
     updateWatch(slot)
   }
 
@@ -33,11 +33,14 @@ enum Traffic {
   static func updateWatch(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
-    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
-    let requestsActive = !slot.pointee.http.requests.hasGivenUp
-    let responsesActive = !slot.pointee.http.responses.hasGivenUp
-    slot.pointee.head.watch_sent = connecting || plaintext && (isClient ? requestsActive : responsesActive) ? 1 : 0
-    slot.pointee.head.watch_received = connecting || plaintext && (isClient ? responsesActive : requestsActive) ? 1 : 0
+    let watches = { (fromPeer: Bool) -> UInt8 in
+      let givenUp =
+        carriesRequests(slot, fromPeer: fromPeer)
+        ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp
+      return connecting || plaintext && !givenUp ? 1 : 0
+    }
+    slot.pointee.head.watch_sent = watches(false)
+    slot.pointee.head.watch_received = watches(true)
   }
 
   /// Bytes moving on this thread inside an SSL call belong to that SSL object: remember its socket,
@@ -56,10 +59,6 @@ enum Traffic {
     case vector(UnsafePointer<iovec>?, Int32)
     case unknown
 
-    /// What the parser is fed for bytes it cannot see (sendfile): zeros, which a body in progress
-    /// only counts and a head would reject.
-    static let unseenBytes = [UInt8](repeating: 0, count: 16384)
-
     /// Calls `body` with each contiguous piece of the first `count` bytes.
     @inline(__always)
     func forEachPiece(upTo count: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
@@ -76,40 +75,39 @@ enum Traffic {
           left -= length
           index += 1
         }
-      case .unknown:  // sendfile: the content is not in memory; a body in progress only counts bytes
+      case .unknown:
+        // sendfile: the content is not in memory. The parser is fed zeros (`cnm_zero_bytes`, static
+        // C data: nothing allocated here), which a body in progress only counts and a head rejects.
         var left = count
         while left > 0 {
-          let length = min(left, Self.unseenBytes.count)
-          Self.unseenBytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+          let length = min(left, Int(cnm_zero_byte_count))
+          body(UnsafeRawBufferPointer(start: cnm_zero_bytes(), count: length))
           left -= length
         }
       }
     }
   }
 
-  /// Bytes the peer sent (plaintext): a client's responses, a server's requests.
-  static func inbound(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
-    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
-    if isClient ? slot.pointee.http.responses.hasGivenUp : slot.pointee.http.requests.hasGivenUp { return }
-    let now = MonotonicClock.now()
-    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0)
-    bytes.forEachPiece(upTo: count) { piece in
-      if isClient {
-        slot.pointee.http.responseBytes(piece, now: now, context: context)
-      } else {
-        slot.pointee.http.requestBytes(piece, now: now)
-      }
-    }
+  /// Whether the bytes going this way are requests: what a client sends and a server receives.
+  @inline(__always)
+  static func carriesRequests(_ slot: UnsafeMutablePointer<ConnectionSlot>, fromPeer: Bool) -> Bool {
+    (slot.pointee.core.role == ConnectionCore.Role.client) != fromPeer
   }
 
-  /// Bytes this process sent (plaintext): a client's requests, a server's responses.
-  static func outbound(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
-    let isClient = slot.pointee.core.role == ConnectionCore.Role.client
-    if isClient ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { return }
+  /// The context an exchange that completes on `slot` is recorded with.
+  static func exchangeContext(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> ExchangeContext {
+    ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0)
+  }
+
+  /// Plaintext bytes the peer sent (`fromPeer`) or this process sent, to the parser of their
+  /// direction; nothing (not even the clock) once that parser gave up.
+  static func parse(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int, fromPeer: Bool) {
+    let requests = carriesRequests(slot, fromPeer: fromPeer)
+    if requests ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { return }
     let now = MonotonicClock.now()
-    let context = ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0)
+    let context = exchangeContext(slot)
     bytes.forEachPiece(upTo: count) { piece in
-      if isClient {
+      if requests {
         slot.pointee.http.requestBytes(piece, now: now)
       } else {
         slot.pointee.http.responseBytes(piece, now: now, context: context)
@@ -169,7 +167,7 @@ enum Traffic {
     guard !slot.pointee.http.responses.hasGivenUp else { return }
     slot.pointee.http.finish(
       now: MonotonicClock.now(),
-      context: ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0))
+      context: exchangeContext(slot))
   }
 
   /// `fd` is being closed: its connection record goes to the recorder.
