@@ -6,11 +6,16 @@ let package = Package(
   products: [
     // The rebinding engine as a C library: `cc prog.c -lCElfHook`.
     .library(name: "CElfHook", type: .dynamic, targets: ["CElfHook"]),
-    // Swift API over the engine, and `ElfFile`, the on-disk reader built on libelf.
+    // Swift API over the engine.
     .library(name: "ElfHook", targets: ["ElfHook"]),
+    // `ElfFile`, the on-disk reader built on libelf.
+    .library(name: "ElfFileReader", targets: ["ElfFileReader"]),
     // The network hooks, the transaction recorder and its sinks: what a Swift server links.
     .library(name: "NetMonitor", targets: ["NetMonitor"]),
-    // The command line: `elfhook inspect`, …
+    // What `LD_PRELOAD` injects: the monitor, self-contained (static Swift stdlib), started by a
+    // constructor and configured by ELFHOOK_* variables.
+    .library(name: "ElfHookPreload", type: .dynamic, targets: ["ElfHookPreload"]),
+    // The command line: `elfhook run`, `inspect`, `report`.
     .executable(name: "elfhook", targets: ["elfhook"]),
   ],
   dependencies: [
@@ -29,7 +34,10 @@ let package = Package(
       pkgConfig: "libelf",
       providers: [.apt(["libelf-dev"])]
     ),
-    .target(name: "ElfHook", dependencies: ["CElfHook", "CLibElf"]),
+    .target(name: "ElfHook", dependencies: ["CElfHook"]),
+    // ElfFile: the on-disk reader built on libelf. Its own module, so that what is injected into
+    // every process (ElfHookPreload) does not need libelf.so.1 on every machine.
+    .target(name: "ElfFileReader", dependencies: ["CLibElf"]),
     .target(
       name: "CNetMonitor",
       path: "CShims/CNetMonitor",
@@ -38,12 +46,22 @@ let package = Package(
     .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor"]),
     .target(
       name: "ElfHookCLI",
-      dependencies: ["ElfHook", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["ElfHook", "ElfFileReader", "NetMonitor", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
+    .target(name: "CElfHookPreload", path: "CShims/CElfHookPreload"),
+    .target(
+      name: "ElfHookPreload",
+      dependencies: ["CElfHookPreload", "NetMonitor"],
+      linkerSettings: [
+        // Self-contained: the Swift runtime inside, no toolchain path needed on the host.
+        .unsafeFlags(["-static-stdlib", "-Xlinker", "--version-script=CShims/CElfHookPreload/exports.map"])
+      ]
+    ),
     // Benchmarks (scripts/bench-hooks): instructions the hooks add, counted with callgrind.
     .executableTarget(name: "hook-cost", dependencies: ["NetMonitor"], path: "Benchmarks/hook-cost"),
-    .testTarget(name: "ElfHookTests", dependencies: ["ElfHook"]),
+    .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
+    .testTarget(name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor"]),
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py", "Support/curl_fetch.c"]),
   ]

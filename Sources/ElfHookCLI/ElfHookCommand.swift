@@ -8,13 +8,15 @@ import Foundation
 public struct ElfHookCommand: ParsableCommand {
   public static let configuration = CommandConfiguration(
     commandName: "elfhook",
-    abstract: "Inspect and rebind the GOT/PLT import slots of ELF programs (fishhook for Linux).",
+    abstract: "Monitor the network transactions of any dynamically linked program, and inspect its GOT/PLT import slots (fishhook for Linux).",
     discussion: """
       Examples:
+        elfhook run -- curl -s http://127.0.0.1:8080/
+        elfhook run --output records.jsonl -- python3 app.py
         elfhook inspect /usr/bin/curl
         elfhook inspect --json --pid 1234
       """,
-    subcommands: [InspectCommand.self]
+    subcommands: [RunCommand.self, InspectCommand.self, ReportCommand.self]
   )
 
   public init() {}

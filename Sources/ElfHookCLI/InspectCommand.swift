@@ -1,4 +1,5 @@
 import ArgumentParser
+import ElfFileReader
 import ElfHook
 import Foundation
 

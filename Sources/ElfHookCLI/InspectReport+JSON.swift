@@ -1,3 +1,4 @@
+import ElfFileReader
 import ElfHook
 
 // JSON encoding of `InspectReport`: written by hand so the shape documented on `InspectReport` is

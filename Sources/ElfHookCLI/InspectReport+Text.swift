@@ -1,3 +1,4 @@
+import ElfFileReader
 import ElfHook
 
 // The human-readable table `elfhook inspect` prints without `--json`.

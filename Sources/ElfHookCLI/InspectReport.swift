@@ -1,3 +1,4 @@
+import ElfFileReader
 import ElfHook
 
 /// What `elfhook inspect` found, before it is printed as a table or encoded as JSON.

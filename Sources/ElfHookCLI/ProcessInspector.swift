@@ -1,3 +1,4 @@
+import ElfFileReader
 import ElfHook
 import Foundation
 

@@ -24,12 +24,19 @@ public enum NetMonitor {
     case threadCreationFailed
     /// The engine refused to rebind.
     case rebinding(ElfHookError)
+    /// The record ring file could not be created (`errno`, and the path tried).
+    case recordFile(path: String, errno: Int32)
+    /// The monitor already records to another destination (a sink, or ring files).
+    case alreadyStarted
 
     public var description: String {
       switch self {
       case .outOfMemory: "NetMonitor: cannot map the connection table or the record queue"
       case .threadCreationFailed: "NetMonitor: cannot create the recorder thread"
       case .rebinding(let error): "NetMonitor: cannot install the hooks: \(error)"
+      case .recordFile(let path, let errno):
+        "NetMonitor: cannot create the record file \(path): \(String(cString: strerror(errno)))"
+      case .alreadyStarted: "NetMonitor: already started with another destination"
       }
     }
   }
@@ -44,11 +51,50 @@ public enum NetMonitor {
     guard ConnectionTable.setUp() else { throw .outOfMemory }
     if cnm_record_queue() == nil {
       guard let queue = cnm_queue_create(queueCapacity, MemoryLayout<RawRecord>.stride) else { throw .outOfMemory }
+      cnm_fork_handling_set_up(nil, 0, 0, 0)
       cnm_set_record_queue(queue)
+    } else if ringPath != nil {
+      throw .alreadyStarted
     }
     guard Recorder.start(sink: sink, process: processName()) else { throw .threadCreationFailed }
     try installHooks()
   }
+
+  /// Starts monitoring with no thread of its own: the hooks write each completed record into a
+  /// record ring file (``RecordRing``), a shared file mapping, where it survives the process being
+  /// killed the instant after. Another process drains it (`elfhook run` does, and `elfhook report`
+  /// reads it). A child made with `fork` gets a ring of its own from the same pattern.
+  ///
+  /// - Parameters:
+  ///   - pattern: the file to create; `%p` becomes the pid. An existing file is never opened:
+  ///     `.1`, `.2`… is appended instead. Created with mode 0600.
+  ///   - capacity: records the ring holds until a consumer takes them (a power of two); when it
+  ///     is full the hooks drop records and count them in the ring, never block.
+  /// - Returns: the path of the ring created.
+  @discardableResult
+  public static func startRecording(toRingFiles pattern: String, capacity: Int = 4096) throws(StartError)
+    -> String
+  {
+    guard ConnectionTable.setUp() else { throw .outOfMemory }
+    if let ringPath { return ringPath }
+    guard cnm_record_queue() == nil else { throw .alreadyStarted }
+    var path = [CChar](repeating: 0, count: Int(PATH_MAX))
+    guard
+      let ring = cnm_ring_create(
+        pattern, capacity, MemoryLayout<RawRecord>.stride, RawRecord.layout, &path, path.count)
+    else {
+      throw .recordFile(path: path[0] == 0 ? pattern : Self.string(path), errno: errno)
+    }
+    cnm_fork_handling_set_up(pattern, capacity, MemoryLayout<RawRecord>.stride, RawRecord.layout)
+    cnm_set_record_queue(ring)
+    let created = Self.string(path)
+    ringPath = created
+    try installHooks()
+    return created
+  }
+
+  /// The ring file created by ``startRecording(toRingFiles:capacity:)`` (set once, at start-up).
+  nonisolated(unsafe) private static var ringPath: String?
 
   /// Hands every completed record to the sink now (the recorder thread does so every few
   /// milliseconds). Call it before reading an ``InMemorySink`` in a test, or before exiting.
@@ -56,7 +102,7 @@ public enum NetMonitor {
     Recorder.drain()
   }
 
-  /// Records dropped because the queue was full.
+  /// Records dropped because the queue (or ring) was full.
   public static var droppedRecords: UInt64 { Recorder.dropped }
 
   private static let installed = HookInstallation()
@@ -67,6 +113,10 @@ public enum NetMonitor {
     } catch {
       throw .rebinding(error)
     }
+  }
+
+  private static func string(_ nulTerminated: [CChar]) -> String {
+    String(decoding: nulTerminated.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// `/proc/self/comm`: the short name records carry.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ElfFileReader
 @testable import ElfHook
 
 /// A deterministic mutation corpus: truncations at many lengths and byte changes aimed at the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ElfFileReader
 @testable import ElfHook
 
 /// Helpers shared by the ElfFile, inspect and fuzz suites: running tools, parsing readelf,

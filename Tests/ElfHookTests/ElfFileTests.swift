@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ElfFileReader
 @testable import ElfHook
 
 @Suite("ElfFile")

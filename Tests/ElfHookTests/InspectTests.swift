@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ElfFileReader
 @testable import ElfHook
 
 /// End-to-end tests of the `elfhook inspect` executable. They need it built: `swift build`

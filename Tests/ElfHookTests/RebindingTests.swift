@@ -1,3 +1,4 @@
+@testable import ElfFileReader
 @testable import ElfHook
 import Glibc
 import Testing

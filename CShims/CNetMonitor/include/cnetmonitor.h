@@ -35,12 +35,23 @@ static inline void cnm_guard_leave(void) { cnm_guard_depth--; }
 int cnm_errno(void);
 void cnm_set_errno(int value);
 
-/* ---- a bounded MPSC queue of fixed-size slots (Vyukov's sequence-numbered ring) ---------------- */
+/* ---- a bounded MPSC queue of fixed-size slots (Vyukov's sequence-numbered ring) ----------------
+ * The queue lives entirely in the memory it is formatted into, with offsets instead of pointers,
+ * so the same queue works in anonymous memory (a recorder thread consumes it) and in a shared
+ * file mapping (a record ring: another process consumes it, and a record published just before
+ * the producer is killed is still there). */
 
 typedef struct cnm_queue cnm_queue;
 
-/* A queue of `capacity` (a power of two) slots of `slot_size` bytes; NULL when out of memory. */
+/* Bytes a queue of `capacity` (a power of two) slots of `slot_size` bytes occupies. */
+size_t cnm_queue_footprint(size_t capacity, size_t slot_size);
+/* Formats an empty queue in `memory` (cnm_queue_footprint bytes, 64-byte aligned, zeroed). */
+cnm_queue *cnm_queue_format(void *memory, size_t capacity, size_t slot_size);
+/* A queue in anonymous memory; NULL when out of memory or capacity is not a power of two. */
 cnm_queue *cnm_queue_create(size_t capacity, size_t slot_size);
+/* Whether `memory` (`size` bytes, from another process) holds a queue of `slot_size` slots whose
+ * offsets stay inside it: checked before a consumer trusts a ring file. */
+bool cnm_queue_is_valid(const void *memory, size_t size, size_t slot_size);
 /* Reserves a slot for a producer; NULL when the queue is full (the caller counts a drop). Never
  * blocks, never allocates: safe in any hook and in signal handlers. */
 void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket);
@@ -50,9 +61,65 @@ void cnm_queue_publish(cnm_queue *queue, uint64_t ticket);
  * then calls cnm_queue_release. Single consumer. */
 void *cnm_queue_peek(cnm_queue *queue);
 void cnm_queue_release(cnm_queue *queue);
+/* Whether a slot was reserved but is not published yet: a producer is writing it, or was killed
+ * while writing it. Only a consumer that knows every producer is gone may skip it. */
+bool cnm_queue_has_unpublished(const cnm_queue *queue);
+/* Frees the oldest slot, published or not. Only once no producer can write to the queue. */
+void cnm_queue_skip(cnm_queue *queue);
 /* Slots dropped because the queue was full. */
 uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);
+uint64_t cnm_queue_capacity(const cnm_queue *queue);
+
+/* ---- the record ring: a queue in a shared file mapping ------------------------------------------
+ * One file per process image: a header (what wrote it) and, at CNM_RING_QUEUE_OFFSET, a queue of
+ * records. The injected process produces; `elfhook` consumes and turns the records into JSON
+ * Lines. Blocks are allocated up front, so a full disk fails at creation, never as a SIGBUS in
+ * the host. */
+
+#define CNM_RING_MAGIC "ELFHOOK\x01"
+#define CNM_RING_VERSION 1
+#define CNM_RING_QUEUE_OFFSET 4096
+
+typedef struct cnm_ring_header {
+  char magic[8];
+  uint32_t version;
+  uint32_t queue_offset;
+  /* The record type's layout: its size in the low 32 bits, its layout version in the high 32. A
+   * reader built with another layout refuses the file instead of misreading it. */
+  uint64_t record_layout;
+  uint64_t file_size;
+  uint64_t created_unix_ns;
+  int32_t pid;
+  char process[20]; /* /proc/self/comm, NUL-terminated */
+} cnm_ring_header;
+
+/* Creates a ring for this process from `pattern` ("%p" becomes the pid; when the file exists,
+ * ".1", ".2"… is appended: an existing file is never opened, truncated or followed), mode 0600.
+ * Writes the path to `path`. Returns the queue, or NULL with errno set. */
+cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
+                           char *path, size_t path_size);
+
+/* Unmaps the ring `queue` belongs to (created by cnm_ring_create in this process). */
+void cnm_ring_unmap(cnm_queue *queue);
+
+/* The header of the mapped ring file at `memory` (`size` bytes), or NULL when it is not a ring of
+ * `record_layout` (wrong magic, version, layout, or a queue that does not fit). */
+const cnm_ring_header *cnm_ring_header_check(const void *memory, size_t size, uint64_t record_layout);
+static inline cnm_queue *cnm_ring_queue(void *memory) {
+  return (cnm_queue *)((unsigned char *)memory + CNM_RING_QUEUE_OFFSET);
+}
+
+/* ---- fork: the child gets a clean table and, for a ring, a ring of its own ---------------------- */
+
+/* The pid records carry: one getpid() at start and after each fork, not one per record. */
+extern int32_t cnm_pid;
+static inline int32_t cnm_current_pid(void) { return cnm_pid; }
+
+/* Installs the fork handlers once. `ring_pattern` is the ring's pattern (copied), or NULL when
+ * records go to an in-process queue (a fork child then records nothing: no thread consumes it). */
+void cnm_fork_handling_set_up(const char *ring_pattern, size_t capacity, size_t record_size,
+                              uint64_t record_layout);
 
 #endif
 
@@ -227,3 +294,5 @@ static inline void cnm_set_current_ssl(void *ssl, uint64_t start) {
 void cnm_ssl_map_put(const void *ssl, int fd);
 /* The descriptor `ssl` was seen on, or -1. */
 int cnm_ssl_map_get(const void *ssl);
+/* Forgets every pair (a fork child's connections are its own). */
+void cnm_ssl_map_clear(void);

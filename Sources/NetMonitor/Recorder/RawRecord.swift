@@ -1,10 +1,16 @@
 import CNetMonitor
 import Glibc
 
-/// A completed record as the hooks hand it to the recorder thread: POD, copied into a slot of the
-/// preallocated queue (`cnm_records`) without allocating. The recorder thread turns it into a
-/// ``Transaction``.
+/// A completed record as the hooks hand it on: POD, copied into a slot of the preallocated queue
+/// (`cnm_records`) without allocating. The queue is in-process memory that the recorder thread
+/// drains, or a record ring file that another process drains (``RecordRing``); either turns it
+/// into a ``Transaction``.
 struct RawRecord {
+  /// Written into every record ring's header: the size in the low 32 bits, this layout's version
+  /// in the high 32. Bump `layoutVersion` whenever a stored field changes.
+  static let layoutVersion: UInt64 = 1
+  static var layout: UInt64 { UInt64(MemoryLayout<RawRecord>.stride) | layoutVersion << 32 }
+
   enum Kind {
     static let dns: UInt8 = 1
     static let connection: UInt8 = 2
@@ -45,7 +51,7 @@ struct RawRecord {
     }
     let record = raw.bindMemory(to: RawRecord.self, capacity: 1)
     record.initialize(to: RawRecord())
-    record.pointee.pid = getpid()
+    record.pointee.pid = cnm_current_pid()
     fill(&record.pointee)
     cnm_queue_publish(queue, ticket)
   }

@@ -3,8 +3,9 @@ import Synchronization
 /// Recent name resolutions, so a connection to an address knows the name it was resolved from
 /// and how long that lookup took (the seed articles' DNS phase, joined to the connection).
 ///
-/// Written by the getaddrinfo hook, read by the connect hook. A lock is acceptable here (neither
-/// call is on a data path), but connect may run in a signal handler, so readers only ever try it.
+/// Written by the getaddrinfo hook, read by the connect hook. Both only ever *try* the lock: connect
+/// may run in a signal handler, and a fork child inherits the lock in whatever state another
+/// thread of the parent left it. A lookup that finds the table busy is simply not remembered.
 enum Resolutions {
   struct Entry: BitwiseCopyable {
     var address = PeerAddress()
@@ -22,7 +23,7 @@ enum Resolutions {
 
   /// Remembers that `host` resolved to `address` in `lookupNanoseconds`.
   static func remember(_ address: PeerAddress, host: FixedText<128>, lookupNanoseconds: UInt64) {
-    table.withLock { table in
+    table.withLockIfAvailable { table in
       table.entries[table.next % Table.capacity] = Entry(
         address: address, host: host, lookupNanoseconds: lookupNanoseconds)
       table.next &+= 1

@@ -1,0 +1,74 @@
+/* fork (cnetmonitor.h): a child records its own transactions, in a ring of its own, with a clean
+ * connection table — the parent's connections are the parent's, even when the child holds their
+ * descriptors. The handler runs in the child before fork returns, with only system calls that
+ * are safe there. */
+#include "cnetmonitor.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int32_t cnm_pid;
+
+static struct {
+  char pattern[PATH_MAX];
+  size_t capacity, record_size;
+  uint64_t record_layout;
+  bool uses_ring;
+} fork_configuration;
+
+static void forget_connections(void) {
+  uint32_t capacity = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE);
+  if (capacity == 0) return;
+  /* Private anonymous memory: MADV_DONTNEED gives zero pages back, without touching the pages
+   * the parent never used. */
+  madvise(cnm_tracked, capacity, MADV_DONTNEED);
+  madvise(cnm_states, (size_t)capacity * cnm_slot_size, MADV_DONTNEED);
+  cnm_ssl_map_clear();
+}
+
+static void switch_to_own_ring(void) {
+  cnm_queue *inherited = cnm_records;
+  cnm_records = NULL;
+  if (inherited) cnm_ring_unmap(inherited);
+  char path[PATH_MAX] = "";
+  cnm_queue *ring = cnm_ring_create(fork_configuration.pattern, fork_configuration.capacity,
+                                    fork_configuration.record_size, fork_configuration.record_layout, path,
+                                    sizeof path);
+  if (!ring) {
+    dprintf(STDERR_FILENO, "elfhook: cannot create the record file for child %d (%s): %m; it runs unmonitored\n",
+            (int)getpid(), path);
+    return;
+  }
+  cnm_records = ring;
+}
+
+static void after_fork_in_child(void) {
+  cnm_pid = (int32_t)getpid();
+  forget_connections();
+  if (fork_configuration.uses_ring) {
+    switch_to_own_ring();
+  } else {
+    cnm_records = NULL; /* the recorder thread that consumed the queue was not forked */
+  }
+}
+
+void cnm_fork_handling_set_up(const char *ring_pattern, size_t capacity, size_t record_size,
+                              uint64_t record_layout) {
+  cnm_pid = (int32_t)getpid();
+  static bool installed;
+  if (ring_pattern && strlen(ring_pattern) < sizeof fork_configuration.pattern) {
+    strcpy(fork_configuration.pattern, ring_pattern);
+    fork_configuration.capacity = capacity;
+    fork_configuration.record_size = record_size;
+    fork_configuration.record_layout = record_layout;
+    fork_configuration.uses_ring = true;
+  }
+  if (!installed) {
+    installed = true;
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+  }
+}

@@ -1,0 +1,108 @@
+/* The bounded MPSC queue (cnetmonitor.h): Vyukov's ring, laid out in the memory it is formatted
+ * into — the header, then one sequence number per slot, then the slots — with offsets instead
+ * of pointers, so that a second process mapping the same file sees the same queue. */
+#include "cnetmonitor.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+struct cnm_queue {
+  uint64_t mask;
+  uint64_t slot_size;
+  uint64_t sequences_offset;
+  uint64_t slots_offset;
+  uint64_t enqueue_position __attribute__((aligned(64)));
+  uint64_t dequeue_position __attribute__((aligned(64)));
+  uint64_t dropped __attribute__((aligned(64)));
+};
+
+static size_t round_up(size_t value, size_t alignment) { return (value + alignment - 1) & ~(alignment - 1); }
+
+static uint64_t *sequences(const cnm_queue *queue) {
+  return (uint64_t *)((unsigned char *)queue + queue->sequences_offset);
+}
+static unsigned char *slot(const cnm_queue *queue, uint64_t position) {
+  return (unsigned char *)queue + queue->slots_offset + (position & queue->mask) * queue->slot_size;
+}
+
+size_t cnm_queue_footprint(size_t capacity, size_t slot_size) {
+  return round_up(sizeof(cnm_queue) + capacity * sizeof(uint64_t), 64) + capacity * slot_size;
+}
+
+cnm_queue *cnm_queue_format(void *memory, size_t capacity, size_t slot_size) {
+  if (capacity < 2 || (capacity & (capacity - 1)) != 0 || slot_size == 0) return NULL;
+  cnm_queue *queue = memory;
+  memset(queue, 0, sizeof *queue);
+  queue->mask = capacity - 1;
+  queue->slot_size = slot_size;
+  queue->sequences_offset = sizeof *queue;
+  queue->slots_offset = round_up(sizeof *queue + capacity * sizeof(uint64_t), 64);
+  uint64_t *sequence = sequences(queue);
+  for (size_t i = 0; i < capacity; i++) sequence[i] = i;
+  return queue;
+}
+
+cnm_queue *cnm_queue_create(size_t capacity, size_t slot_size) {
+  if (capacity < 2 || (capacity & (capacity - 1)) != 0) return NULL;
+  void *memory = mmap(NULL, cnm_queue_footprint(capacity, slot_size), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? NULL : cnm_queue_format(memory, capacity, slot_size);
+}
+
+bool cnm_queue_is_valid(const void *memory, size_t size, size_t slot_size) {
+  const cnm_queue *queue = memory;
+  if (size < sizeof *queue) return false;
+  uint64_t capacity = queue->mask + 1;
+  if (capacity < 2 || (capacity & queue->mask) != 0 || capacity > (1u << 24)) return false;
+  return queue->slot_size == slot_size && queue->sequences_offset == sizeof *queue &&
+         queue->slots_offset == round_up(sizeof *queue + capacity * sizeof(uint64_t), 64) &&
+         cnm_queue_footprint(capacity, slot_size) <= size;
+}
+
+void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
+  uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
+  for (;;) {
+    uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
+    int64_t difference = (int64_t)(sequence - position);
+    if (difference == 0) {
+      if (__atomic_compare_exchange_n(&queue->enqueue_position, &position, position + 1, true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {
+        *ticket = position;
+        return slot(queue, position);
+      }
+    } else if (difference < 0) {
+      return NULL; /* full */
+    } else {
+      position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
+    }
+  }
+}
+
+void cnm_queue_publish(cnm_queue *queue, uint64_t ticket) {
+  __atomic_store_n(&sequences(queue)[ticket & queue->mask], ticket + 1, __ATOMIC_RELEASE);
+}
+
+void *cnm_queue_peek(cnm_queue *queue) {
+  uint64_t position = queue->dequeue_position;
+  uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
+  if (sequence != position + 1) return NULL;
+  return slot(queue, position);
+}
+
+void cnm_queue_release(cnm_queue *queue) {
+  uint64_t position = queue->dequeue_position;
+  __atomic_store_n(&sequences(queue)[position & queue->mask], position + queue->mask + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&queue->dequeue_position, position + 1, __ATOMIC_RELEASE);
+}
+
+bool cnm_queue_has_unpublished(const cnm_queue *queue) {
+  return queue->dequeue_position != __atomic_load_n(&queue->enqueue_position, __ATOMIC_ACQUIRE);
+}
+
+void cnm_queue_skip(cnm_queue *queue) {
+  if (cnm_queue_has_unpublished(queue)) cnm_queue_release(queue);
+}
+
+uint64_t cnm_queue_dropped(const cnm_queue *queue) { return __atomic_load_n(&queue->dropped, __ATOMIC_RELAXED); }
+void cnm_queue_count_drop(cnm_queue *queue) { __atomic_fetch_add(&queue->dropped, 1, __ATOMIC_RELAXED); }
+uint64_t cnm_queue_capacity(const cnm_queue *queue) { return queue->mask + 1; }

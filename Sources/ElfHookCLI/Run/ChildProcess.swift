@@ -1,0 +1,69 @@
+import Foundation
+
+/// The monitored command: spawned with the caller's stdin, stdout, stderr and terminal, in the same
+/// process group (so the terminal's Ctrl-C reaches it directly), with an environment of our choice.
+struct ChildProcess {
+  let pid: pid_t
+
+  /// The signals `elfhook run` takes over: forwarded to the child when another process sent them
+  /// to us. The terminal sends SIGINT/SIGQUIT to the whole foreground group, child included, so
+  /// those are not forwarded a second time.
+  static let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
+
+  /// Starts `arguments` (argv[0] looked up in PATH) with `environment`.
+  static func spawn(_ arguments: [String], environment: [String: String]) throws(SpawnError) -> ChildProcess {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    // The child starts with the signal mask and dispositions the user's shell gave us, not with
+    // the signals we block to wait for them.
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in forwardedSignals + [SIGCHLD] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+    }
+    var pid = pid_t()
+    let status = posix_spawnp(&pid, arguments[0], nil, &attributes, argv, envp)
+    guard status == 0 else { throw SpawnError(command: arguments[0], errno: status) }
+    return ChildProcess(pid: pid)
+  }
+
+  /// Why the command could not be started, with the shell's exit status for it.
+  struct SpawnError: Error, CustomStringConvertible {
+    var command: String
+    var errno: Int32
+    var exitStatus: Int32 { errno == ENOENT ? 127 : 126 }
+    var description: String {
+      errno == ENOENT ? "\(command): command not found" : "\(command): \(String(cString: strerror(errno)))"
+    }
+  }
+}
+
+/// How the command ended, as a shell reports it.
+struct ChildExit {
+  let waitStatus: Int32
+
+  var signal: Int32? { waitStatus & 0x7f != 0 && waitStatus & 0x7f != 0x7f ? waitStatus & 0x7f : nil }
+  var coreDumped: Bool { waitStatus & 0x80 != 0 }
+
+  /// The command's exit status, or 128 + the signal that killed it (what `sh` sets `$?` to).
+  var shellStatus: Int32 { signal.map { 128 + $0 } ?? (waitStatus >> 8) & 0xff }
+
+  /// What bash prints when a command dies by a signal: nothing for SIGINT and SIGPIPE, else the
+  /// signal's description ("Killed", "Segmentation fault (core dumped)").
+  var signalMessage: String? {
+    guard let signal, signal != SIGINT, signal != SIGPIPE else { return nil }
+    let text = strsignal(signal).map { String(cString: $0) } ?? "Signal \(signal)"
+    return coreDumped ? "\(text) (core dumped)" : text
+  }
+}

@@ -1,0 +1,46 @@
+import ElfFileReader
+import Foundation
+
+/// Why a command cannot be monitored even though it runs: LD_PRELOAD reaches only dynamically
+/// linked programs that the dynamic linker lets preload (not set-user-ID ones).
+enum CommandPreflight {
+  /// A sentence saying why `command` will run unmonitored, or nil when it can be monitored (or
+  /// cannot be found: running it reports that).
+  static func unmonitoredReason(command: String, environment: [String: String]) -> String? {
+    guard let path = resolve(command, searchPath: environment["PATH"] ?? "/usr/bin:/bin") else { return nil }
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    if status.st_mode & (S_ISUID | S_ISGID) != 0 && (status.st_uid != geteuid() || status.st_gid != getegid()) {
+      return "\(path) is set-user-ID or set-group-ID: the dynamic linker ignores LD_PRELOAD for it"
+    }
+    if let interpreter = scriptInterpreter(path) {
+      return unmonitoredReason(command: interpreter, environment: environment)
+    }
+    guard let file = try? ElfFile(path: path) else { return nil }
+    // ET_EXEC or ET_DYN (static-pie) without PT_INTERP: nothing runs LD_PRELOAD for it.
+    if !file.hasInterpreter && (file.header.type == 2 || file.header.type == 3) {
+      return "\(path) is statically linked: there is no dynamic linker to load the monitor into it"
+    }
+    return nil
+  }
+
+  /// `command` as execvp finds it.
+  static func resolve(_ command: String, searchPath: String) -> String? {
+    if command.contains("/") { return command }
+    for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+      let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + command
+      if access(candidate, X_OK) == 0 { return candidate }
+    }
+    return nil
+  }
+
+  /// The interpreter a `#!` script names.
+  private static func scriptInterpreter(_ path: String) -> String? {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? handle.close() }
+    let head = handle.readData(ofLength: 256)
+    guard head.starts(with: Array("#!".utf8)) else { return nil }
+    let line = String(decoding: head.dropFirst(2).prefix { $0 != 0x0A }, as: UTF8.self)
+    return line.split(separator: " ", omittingEmptySubsequences: true).first.map(String.init)
+  }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import NetMonitor
+
+/// The private directory the injected processes write their record rings into, and the consumer
+/// that drains them: every process (children and exec'ed images too) makes its own ring there.
+final class RingCollector {
+  let directory: String
+  /// The pattern handed to the injected processes as ELFHOOK_OUTPUT.
+  var outputPattern: String { directory + "/%p.ring" }
+
+  private var rings: [String: RecordRing] = [:]
+  private var unreadable: Set<String> = []
+
+  /// Creates the directory (mode 0700) under /dev/shm when it exists, so that the rings' pages
+  /// are never written back to a disk; else under TMPDIR or /tmp.
+  init() throws(CommandFailure) {
+    let environment = ProcessInfo.processInfo.environment
+    var parents = ["/dev/shm"]
+    parents.append(environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+    for parent in parents where access(parent, W_OK | X_OK) == 0 {
+      var template = Array((parent + "/elfhook.XXXXXX").utf8CString)
+      if mkdtemp(&template) != nil {
+        directory = String(cString: template)
+        return
+      }
+    }
+    throw .input("cannot create a directory for the record files in \(parents.joined(separator: " or "))")
+  }
+
+  /// Takes every record published so far, from every ring, and hands it to `body`.
+  /// With `final`, slots a killed process left half-written are passed over.
+  @discardableResult
+  func drain(final: Bool = false, _ body: (Transaction) -> Void) -> Int {
+    discoverRings()
+    var count = 0
+    for ring in rings.values { count += ring.drain(skippingUnfinished: final, body) }
+    return count
+  }
+
+  /// Records the processes dropped because their ring was full.
+  var droppedRecords: UInt64 { rings.values.reduce(0) { $0 + $1.droppedRecords } }
+
+  /// Processes that recorded (one ring each).
+  var processCount: Int { rings.count }
+
+  /// Removes the directory and the rings in it.
+  func remove() {
+    rings.removeAll()
+    if let names = try? FileManager.default.contentsOfDirectory(atPath: directory) {
+      for name in names { unlink(directory + "/" + name) }
+    }
+    rmdir(directory)
+  }
+
+  private func discoverRings() {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    for name in names where name.contains(".ring") {
+      let path = directory + "/" + name
+      guard rings[path] == nil, !unreadable.contains(path) else { continue }
+      do {
+        rings[path] = try RecordRing(path: path)
+      } catch .notARing {
+        // A ring whose header is still being written is not one yet: look again next time.
+        continue
+      } catch {
+        unreadable.insert(path)
+      }
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import NetMonitor
+
+/// `elfhook run -- COMMAND…`: runs a command with the monitor injected and reports every network
+/// transaction it and its children made.
+struct RunCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "run",
+    abstract: "Run a command with the network monitor injected, and summarize its transactions.",
+    discussion: """
+      COMMAND runs with libElfHookPreload.so in LD_PRELOAD. Its stdin, stdout, stderr and terminal
+      are its own, and elfhook exits with its exit status (128 + N when signal N killed it, as a
+      shell reports it). SIGTERM, SIGHUP and a SIGINT sent to elfhook by another process are
+      passed on to it. Children it forks and programs it executes are monitored too, each into a
+      record file of its own, until COMMAND exits.
+
+      At the end a summary goes to stderr: requests per host and endpoint, errors, p50/p95/max
+      durations, bytes, and the slowest requests with their DNS | connect | TLS | wait | transfer
+      phases. Records are kept in a crash-safe shared mapping the moment they complete, so a
+      process killed with SIGKILL loses none.
+
+      Statically linked and set-user-ID programs cannot be injected; they still run, with one
+      line saying so.
+
+      Examples:
+        elfhook run -- curl -s https://example.org/
+        elfhook run --output records.jsonl -- python3 app.py
+        elfhook run --live -- nginx -g 'daemon off;'
+        elfhook report records.jsonl
+      """
+  )
+
+  enum Format: String, ExpressibleByArgument, CaseIterable {
+    case table, jsonl
+  }
+
+  @Option(name: .shortAndLong, help: ArgumentHelp(
+    "Write every record to FILE as JSON Lines, as they arrive (created 0600, never through a symlink).",
+    valueName: "FILE"))
+  var output: String?
+
+  @Option(help: "What goes to stderr: a summary table at the end (table), or each record as a JSON line as it arrives (jsonl).")
+  var format: Format = .table
+
+  @Flag(help: "Refresh a compact view on stderr every second while the command runs (for servers).")
+  var live = false
+
+  @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command to run, after --.", valueName: "COMMAND"))
+  var command: [String] = []
+
+  func validate() throws {
+    if arguments.isEmpty { throw ValidationError("Missing the command to run: elfhook run [OPTIONS] -- COMMAND [ARGS…]") }
+  }
+
+  /// The command line after an optional leading `--`.
+  private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+
+  func run() throws {
+    let library = try PreloadLibrary.locate()
+    let outputFile = try output.map { (path: String) throws(CommandFailure) in try RecordOutputFile(path: path) }
+    let collector = try RingCollector()
+    defer { collector.remove() }
+
+    var environment = ProcessInfo.processInfo.environment
+    let preloaded = environment["LD_PRELOAD"].flatMap { $0.isEmpty ? nil : $0 }
+    environment["LD_PRELOAD"] = preloaded.map { library + ":" + $0 } ?? library
+    environment["ELFHOOK_OUTPUT"] = collector.outputPattern
+    if let reason = CommandPreflight.unmonitoredReason(command: arguments[0], environment: environment) {
+      Terminal.say("\(reason); it runs unmonitored")
+    }
+
+    let session = RunSession(collector: collector, outputFile: outputFile, format: format, live: live)
+    let signals = SignalRelay()
+    let child: ChildProcess
+    do {
+      child = try ChildProcess.spawn(arguments, environment: environment)
+    } catch {
+      signals.restore()
+      collector.remove()
+      Terminal.say(error.description)
+      Foundation.exit(error.exitStatus)
+    }
+    let exit = try session.supervise(child, signals: signals)
+    signals.restore()
+    try session.finish()
+    collector.remove()
+    if let message = exit.signalMessage { Terminal.say("\(arguments[0]): \(message)") }
+    Foundation.exit(exit.shellStatus)
+  }
+}
+
+/// One line from elfhook itself on stderr.
+enum Terminal {
+  static func say(_ message: String) {
+    FileHandle.standardError.write(Data("elfhook: \(message)\n".utf8))
+  }
+
+  static func write(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+  }
+
+  static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+  static var width: Int {
+    var size = winsize()
+    if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+    return 100
+  }
+}

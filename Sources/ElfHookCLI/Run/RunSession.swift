@@ -1,0 +1,95 @@
+import Foundation
+import NetMonitor
+
+/// What `elfhook run` does while the command runs: drains the rings, writes records where they
+/// go, keeps the summary, refreshes the live view.
+final class RunSession {
+  private let collector: RingCollector
+  private let outputFile: RecordOutputFile?
+  private let format: RunCommand.Format
+  private let live: Bool
+  private var summary = TransactionSummary()
+  private let started = MonotonicSeconds.now()
+  private var lastLiveUpdate = 0.0
+  private var liveLinesShown = 0
+
+  /// How often the rings are drained: often enough that a ring of 4096 records absorbs bursts of
+  /// some 100k records per second.
+  static let drainIntervalMilliseconds = 20
+
+  init(collector: RingCollector, outputFile: RecordOutputFile?, format: RunCommand.Format, live: Bool) {
+    self.collector = collector
+    self.outputFile = outputFile
+    self.format = format
+    self.live = live
+  }
+
+  /// Drains and relays signals until the child exits; returns how it ended.
+  func supervise(_ child: ChildProcess, signals: SignalRelay) throws(CommandFailure) -> ChildExit {
+    while true {
+      switch signals.wait(milliseconds: Self.drainIntervalMilliseconds) {
+      case .signal(let signal, let fromProcess):
+        if fromProcess { kill(child.pid, signal) }
+      case .timeout, .childStateChanged:
+        var status: Int32 = 0
+        let reaped = waitpid(child.pid, &status, WNOHANG)
+        if reaped == child.pid { return ChildExit(waitStatus: status) }
+        if reaped < 0 && errno != EINTR { return ChildExit(waitStatus: 0x7f00) }
+      }
+      try drain(final: false)
+      if live { refreshLiveView() }
+    }
+  }
+
+  /// The last records (a process killed mid-record leaves a slot that is passed over), then the
+  /// summary.
+  func finish() throws(CommandFailure) {
+    try drain(final: true)
+    summary.droppedRecords = collector.droppedRecords
+    if live { clearLiveView() }
+    if format == .table {
+      Terminal.write(renderSummary(summary, width: Terminal.width, color: Terminal.isTerminal))
+    }
+  }
+
+  private func drain(final: Bool) throws(CommandFailure) {
+    var lines = ""
+    collector.drain(final: final) { transaction in
+      summary.add(transaction)
+      if outputFile != nil || format == .jsonl { lines += transaction.jsonLine() + "\n" }
+    }
+    guard !lines.isEmpty else { return }
+    try outputFile?.append(lines)
+    if format == .jsonl { Terminal.write(lines) }
+  }
+
+  private func refreshLiveView() {
+    let elapsed = MonotonicSeconds.now() - started
+    guard elapsed - lastLiveUpdate >= 1 else { return }
+    lastLiveUpdate = elapsed
+    summary.droppedRecords = collector.droppedRecords
+    let lines = renderLiveView(summary, elapsedSeconds: elapsed, width: Terminal.width)
+    if Terminal.isTerminal {
+      // Up over the previous view, clear to the end of the screen, draw the new one.
+      let up = liveLinesShown > 0 ? "\u{1B}[\(liveLinesShown)A\u{1B}[J" : ""
+      Terminal.write(up + lines.joined(separator: "\n") + "\n")
+      liveLinesShown = lines.count
+    } else {
+      Terminal.write(lines.joined(separator: "\n") + "\n")
+    }
+  }
+
+  private func clearLiveView() {
+    if Terminal.isTerminal && liveLinesShown > 0 { Terminal.write("\u{1B}[\(liveLinesShown)A\u{1B}[J") }
+    liveLinesShown = 0
+  }
+}
+
+/// Seconds on the monotonic clock.
+enum MonotonicSeconds {
+  static func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+}

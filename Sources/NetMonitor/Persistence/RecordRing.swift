@@ -1,0 +1,92 @@
+import CNetMonitor
+import Glibc
+
+/// A record ring file, as its consumer sees it: the file an injected process (or a server started
+/// with ``NetMonitor/startRecording(toRingFiles:capacity:)``) writes its records into.
+///
+/// ``drain(skippingUnfinished:)`` takes the records out, freeing their slots for the producer;
+/// ``publishedRecords()`` reads them without taking them (for a report on a file at rest).
+public final class RecordRing {
+  /// Why a file could not be read as a record ring.
+  public enum OpenError: Error, CustomStringConvertible, Equatable {
+    case cannotOpen(path: String, errno: Int32)
+    /// Not a record ring, or one written by a build with another record layout.
+    case notARing(path: String)
+
+    public var description: String {
+      switch self {
+      case .cannotOpen(let path, let errno): "\(path): \(String(cString: strerror(errno)))"
+      case .notARing(let path):
+        "\(path): not a record ring of this elfhook version (wrong magic, version or record layout)"
+      }
+    }
+  }
+
+  public let path: String
+  /// The process that wrote the ring, and its short name at the time.
+  public let pid: Int32
+  public let process: String
+  /// When the ring was created, in nanoseconds since the Unix epoch.
+  public let createdUnixNs: UInt64
+
+  private let memory: UnsafeMutableRawPointer
+  private let size: Int
+  private var queue: OpaquePointer { cnm_ring_queue(memory).unsafelyUnwrapped }
+
+  /// Maps the ring at `path` (read-write: the consumer advances the queue's read position).
+  public init(path: String) throws(OpenError) {
+    let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+    guard fd >= 0 else { throw .cannotOpen(path: path, errno: errno) }
+    defer { close(fd) }
+    var status = Glibc.stat()
+    guard fstat(fd, &status) == 0 else { throw .cannotOpen(path: path, errno: errno) }
+    guard (status.st_mode & S_IFMT) == S_IFREG, status.st_size >= 4096 else {
+      throw .notARing(path: path)
+    }
+    let size = Int(status.st_size)
+    guard let memory = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), memory != MAP_FAILED else {
+      throw .cannotOpen(path: path, errno: errno)
+    }
+    guard let header = cnm_ring_header_check(memory, size, RawRecord.layout) else {
+      munmap(memory, size)
+      throw .notARing(path: path)
+    }
+    self.path = path
+    self.memory = memory
+    self.size = size
+    pid = header.pointee.pid
+    createdUnixNs = header.pointee.created_unix_ns
+    process = withUnsafeBytes(of: header.pointee.process) { bytes in
+      String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+    }
+  }
+
+  deinit { munmap(memory, size) }
+
+  /// Records the producer dropped because the ring was full.
+  public var droppedRecords: UInt64 { cnm_queue_dropped(queue) }
+
+  /// Takes every published record out of the ring, oldest first, and hands it to `body`.
+  ///
+  /// A slot reserved but not yet published stops the drain: its producer is still writing it.
+  /// With `skippingUnfinished`, such slots are freed and passed over instead — only for a ring
+  /// whose producers are all gone (a process killed while writing a record leaves one).
+  @discardableResult
+  public func drain(skippingUnfinished: Bool = false, _ body: (Transaction) -> Void) -> Int {
+    var count = 0
+    while true {
+      if let slot = cnm_queue_peek(queue) {
+        let raw = slot.load(as: RawRecord.self)
+        cnm_queue_release(queue)
+        if let transaction = raw.transaction(process: process) {
+          body(transaction)
+          count += 1
+        }
+      } else if skippingUnfinished && cnm_queue_has_unpublished(queue) {
+        cnm_queue_skip(queue)
+      } else {
+        return count
+      }
+    }
+  }
+}

@@ -1,0 +1,315 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import NetMonitor
+
+/// `elfhook run` and `libElfHookPreload.so` from outside, as a user runs them: real programs
+/// (sh, curl, python3) against the loopback server, records read back from the output file or
+/// straight from the record rings.
+@Suite("Injection: elfhook run and the preload library", .serialized)
+struct InjectionTests {
+  private static func products() throws -> (elfhook: String, library: String) {
+    let elfhook = try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
+    return (elfhook, try #require(BuiltProducts.preloadLibrary))
+  }
+
+  private static func scratchDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+  }
+
+  private static func records(in file: URL) throws -> [Transaction] {
+    try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { try Transaction(jsonLine: String($0)) }
+  }
+
+  private static func httpRecords(_ records: [Transaction], port: UInt16) -> [HTTPRecord] {
+    return records.compactMap { record -> HTTPRecord? in
+      guard case .http(let http) = record, http.host?.hasSuffix(":\(port)") == true else { return nil }
+      return http
+    }
+  }
+
+  @Test("the command's stdout, exit status and stdin pass through unchanged")
+  func passesThrough() throws {
+    let (elfhook, _) = try Self.products()
+    let script = "printf 'a\\0b\\n'; seq 1 2000; echo to-stderr >&2; exit 7"
+    let plain = try ProgramRun.run(["sh", "-c", script])
+    let monitored = try ProgramRun.run([elfhook, "run", "--", "sh", "-c", script])
+    #expect(plain.status == 7)
+    #expect(monitored.status == 7)
+    #expect(monitored.stdout == plain.stdout)
+    #expect(monitored.stderr.hasPrefix("to-stderr\n"))
+  }
+
+  @Test("death by a signal is reported as a shell does: 128 + N and the signal's name")
+  func signalDeath() throws {
+    let (elfhook, _) = try Self.products()
+    let run = try ProgramRun.run([elfhook, "run", "--", "sh", "-c", "kill -KILL $$"])
+    #expect(run.status == 128 + SIGKILL)
+    #expect(run.stderr.contains("Killed"))
+  }
+
+  @Test("a command that cannot be found exits 127 with one line")
+  func commandNotFound() throws {
+    let (elfhook, _) = try Self.products()
+    let run = try ProgramRun.run([elfhook, "run", "--", "no-such-command-elfhook"])
+    #expect(run.status == 127)
+    #expect(run.stderr == "elfhook: no-such-command-elfhook: command not found\n")
+  }
+
+  @Test("two curls under one sh give http records from two processes, merged into one file")
+  func twoProcesses() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("records.jsonl")
+    let url = "http://127.0.0.1:\(server.port)"
+    let run = try ProgramRun.run([
+      elfhook, "run", "--output", output.path, "--", "sh", "-c",
+      "curl -sf -o /dev/null \(url)/bytes/1000 && curl -sf -o /dev/null \(url)/bytes/2000",
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let attributes = try FileManager.default.attributesOfItem(atPath: output.path)
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    let http = Self.httpRecords(try Self.records(in: output), port: server.port)
+    #expect(http.count == 2)
+    #expect(Set(http.map(\.pid)).count == 2)
+    #expect(http.allSatisfy { $0.process == "curl" && $0.status == 200 })
+    #expect(Set(http.map(\.target)) == ["/bytes/1000", "/bytes/2000"])
+    #expect(run.stderr.contains("127.0.0.1:\(server.port)"), "the summary names the host: \(run.stderr)")
+  }
+
+  @Test("a python loop of 20 requests that SIGKILLs itself leaves 20 records")
+  func killedProcessKeepsItsRecords() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("records.jsonl")
+    let program = """
+      import http.client, os, signal
+      for i in range(20):
+          c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+          c.request("GET", "/bytes/%d" % (100 + i))
+          c.getresponse().read()
+          c.close()
+      os.kill(os.getpid(), signal.SIGKILL)
+      """
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", "python3", "-c", program])
+    #expect(run.status == 128 + SIGKILL)
+    let records = try Self.records(in: output)
+    let http = Self.httpRecords(records, port: server.port)
+    #expect(http.count == 20)
+    #expect(Set(http.map(\.target)) == Set((0..<20).map { "/bytes/\(100 + $0)" }))
+    #expect(http.allSatisfy { $0.responseBytes > 100 })
+    let connections = records.filter {
+      if case .connection(let connection) = $0 { return connection.peerPort == Int(server.port) }
+      return false
+    }
+    #expect(connections.count == 20)
+  }
+
+  @Test("a forked child records into a ring of its own, without the parent's connections")
+  func forkedChild() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("records.jsonl")
+    // The parent opens a connection before the fork and closes it after: only the parent's
+    // record may carry it. The child makes one request of its own.
+    let program = """
+      import http.client, os
+      def get(path):
+          c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+          c.request("GET", path)
+          c.getresponse().read()
+          return c
+      shared = get("/bytes/11")
+      pid = os.fork()
+      if pid == 0:
+          get("/bytes/22").close()
+          shared.close()
+          os._exit(0)
+      os.waitpid(pid, 0)
+      shared.close()
+      """
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", "python3", "-c", program])
+    #expect(run.status == 0, "\(run.stderr)")
+    let records = try Self.records(in: output)
+    let http = Self.httpRecords(records, port: server.port)
+    let parent = try #require(http.first { $0.target == "/bytes/11" })
+    let child = try #require(http.first { $0.target == "/bytes/22" })
+    #expect(parent.pid != child.pid)
+    let connections = records.compactMap { record -> ConnectionRecord? in
+      guard case .connection(let connection) = record, connection.peerPort == Int(server.port) else { return nil }
+      return connection
+    }
+    #expect(connections.filter { $0.pid == parent.pid }.count == 1)
+    #expect(connections.filter { $0.pid == child.pid }.count == 1, "the child's own connection only")
+  }
+
+  @Test("under env -i with a bare LD_PRELOAD: no toolchain, no libelf, records in the ring")
+  func bareEnvironment() throws {
+    let (_, library) = try Self.products()
+    let needed = try ProgramRun.run(["readelf", "-dW", library])
+    let neededText = String(decoding: needed.stdout, as: UTF8.self)
+    #expect(!neededText.contains("libswift"))
+    #expect(!neededText.contains("libelf"))
+    #expect(!neededText.contains("libFoundation"))
+    let server = try LoopbackServer()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let run = try ProgramRun.run(
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path)/%p.ring",
+       "/usr/bin/curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/bytes/321"])
+    #expect(run.status == 0)
+    #expect(run.stderr.isEmpty, "\(run.stderr)")
+    let rings = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+    #expect(rings.count == 1)
+    let path = directory.appendingPathComponent(try #require(rings.first)).path
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    let ring = try RecordRing(path: path)
+    #expect(ring.process == "curl")
+    var records: [Transaction] = []
+    ring.drain(skippingUnfinished: true) { records.append($0) }
+    let http = Self.httpRecords(records, port: server.port)
+    #expect(http.map(\.target) == ["/bytes/321"])
+    #expect(http.first?.pid == ring.pid)
+  }
+
+  @Test("ELFHOOK_DISABLE=1 injects but records nothing; bad configuration is one line and no change")
+  func configuration() throws {
+    let (_, library) = try Self.products()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let script = "echo out; exit 3"
+    let base = ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path)/%p.ring"]
+    let disabled = try ProgramRun.run(base + ["ELFHOOK_DISABLE=1", "/bin/sh", "-c", script])
+    #expect(disabled.status == 3 && disabled.stdout == Data("out\n".utf8) && disabled.stderr.isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    for bad in ["ELFHOOK_DISABLE=yes", "ELFHOOK_LOG=loud", "ELFHOOK_BUFFER_RECORDS=1000", "ELFHOOK_OUTPUT="] {
+      let run = try ProgramRun.run(base + [bad, "/bin/sh", "-c", script])
+      #expect(run.status == 3, "\(bad)")
+      #expect(run.stdout == Data("out\n".utf8), "\(bad)")
+      let lines = run.stderr.split(separator: "\n")
+      #expect(lines.count == 1, "\(bad): \(run.stderr)")
+      #expect(lines.first?.hasPrefix("elfhook: ") == true && lines.first?.hasSuffix("runs unmonitored") == true)
+    }
+    let unwritable = try ProgramRun.run(
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=/nonexistent-dir/%p.ring", "/bin/sh", "-c", script])
+    #expect(unwritable.status == 3 && unwritable.stdout == Data("out\n".utf8))
+    #expect(unwritable.stderr.contains("/nonexistent-dir/") && unwritable.stderr.contains("No such file or directory"))
+  }
+
+  @Test("a full ring drops records and counts them; the host is never blocked")
+  func overflowIsCounted() throws {
+    let (_, library) = try Self.products()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // 150 refused connects, each a connection record, into a ring of 64 nobody drains.
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = Sockets.address(0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+    let closedPort = UInt16(bigEndian: address.sin_port)
+    close(listener)
+    let program = """
+      import socket
+      for i in range(150):
+          s = socket.socket()
+          try: s.connect(("127.0.0.1", \(closedPort)))
+          except ConnectionRefusedError: pass
+          s.close()
+      print("done")
+      """
+    let run = try ProgramRun.run(
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path)/%p.ring",
+       "ELFHOOK_BUFFER_RECORDS=64", "/usr/bin/python3", "-c", program])
+    #expect(run.status == 0 && run.stdout == Data("done\n".utf8))
+    let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first)
+    let ring = try RecordRing(path: directory.appendingPathComponent(name).path)
+    var refused = 0
+    ring.drain { record in
+      if case .connection(let connection) = record, connection.peerPort == Int(closedPort),
+        connection.error?.code == ECONNREFUSED
+      {
+        refused += 1
+      }
+    }
+    #expect(refused == 64)
+    #expect(ring.droppedRecords == 150 - 64)
+  }
+
+  @Test("SIGTERM sent to elfhook reaches the command, whose exit status comes back")
+  func forwardsSigterm() throws {
+    let (elfhook, _) = try Self.products()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let ready = directory.appendingPathComponent("ready")
+    let program = """
+      import signal, sys, time
+      signal.signal(signal.SIGTERM, lambda *a: sys.exit(42))
+      open("\(ready.path)", "w").close()
+      time.sleep(30)
+      """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: elfhook)
+    process.arguments = ["run", "--", "python3", "-c", program]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    for _ in 0..<500 where !FileManager.default.fileExists(atPath: ready.path) { usleep(10_000) }
+    #expect(FileManager.default.fileExists(atPath: ready.path))
+    kill(process.processIdentifier, SIGTERM)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 42)
+  }
+
+  @Test("a statically linked command still runs, with one line saying it is not monitored")
+  func staticCommand() throws {
+    let (elfhook, _) = try Self.products()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let source = directory.appendingPathComponent("hello.c")
+    try "#include <stdio.h>\nint main(void) { puts(\"static hello\"); return 5; }\n".write(
+      to: source, atomically: true, encoding: .utf8)
+    let binary = directory.appendingPathComponent("hello-static")
+    let build = try ProgramRun.run(["cc", "-static", "-o", binary.path, source.path])
+    try #require(build.status == 0, "cc -static: \(build.stderr)")
+    let run = try ProgramRun.run([elfhook, "run", "--", binary.path])
+    #expect(run.status == 5)
+    #expect(run.stdout == Data("static hello\n".utf8))
+    #expect(run.stderr.contains("is statically linked"))
+    #expect(run.stderr.contains("runs unmonitored"))
+  }
+
+  @Test("--output refuses a symbolic link and another user's file, before running anything")
+  func outputFileSafety() throws {
+    let (elfhook, _) = try Self.products()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let target = directory.appendingPathComponent("victim")
+    try "precious\n".write(to: target, atomically: true, encoding: .utf8)
+    let link = directory.appendingPathComponent("link.jsonl")
+    try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+    let marker = directory.appendingPathComponent("ran")
+    let viaLink = try ProgramRun.run([elfhook, "run", "--output", link.path, "--", "touch", marker.path])
+    #expect(viaLink.status == 1)
+    #expect(viaLink.stderr.contains("symbolic link"))
+    #expect(try String(contentsOf: target, encoding: .utf8) == "precious\n")
+    #expect(!FileManager.default.fileExists(atPath: marker.path))
+    if geteuid() == 0 {
+      chown(target.path, 65534, 65534)
+      let foreign = try ProgramRun.run([elfhook, "run", "--output", target.path, "--", "true"])
+      #expect(foreign.status == 1)
+      #expect(foreign.stderr.contains("belongs to user 65534"))
+      #expect(try String(contentsOf: target, encoding: .utf8) == "precious\n")
+    }
+  }
+}
