@@ -17,8 +17,8 @@ struct ProgramRun {
     defer { try? FileManager.default.removeItem(at: scratch) }
     let out = scratch.appendingPathComponent("stdout")
     let err = scratch.appendingPathComponent("stderr")
-    FileManager.default.createFile(atPath: out.path, contents: nil)
-    FileManager.default.createFile(atPath: err.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
     let process = Process()
     if arguments[0].contains("/") {
       process.executableURL = URL(fileURLWithPath: arguments[0])

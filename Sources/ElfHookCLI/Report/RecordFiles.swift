@@ -1,0 +1,50 @@
+import NetMonitor
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Reading the record files `elfhook run --output` and `ELFHOOK_OUTPUT` write.
+enum RecordFiles {
+  /// Every record of `paths`, file after file, each in the order of its file.
+  ///
+  /// - Throws: `RecordFileError`: the first file that cannot be read, or the first line that is
+  ///   not a record (naming the file and the line).
+  static func load(paths: [String]) throws -> [Transaction] {
+    var transactions: [Transaction] = []
+    for path in paths {
+      try readJSONLines(path) { transactions.append($0) }
+    }
+    return transactions
+  }
+
+  /// Calls `body` with each record of a JSON Lines file, streaming: a file of millions of records
+  /// is never held as one string. Blank lines are skipped.
+  ///
+  /// The corresponding C function is `getline`.
+  private static func readJSONLines(_ path: String, _ body: (Transaction) -> Void) throws {
+    guard let file = fopen(path, "r") else {
+      throw RecordFileError.unreadable(path: path, reason: String(cString: strerror(errno)))
+    }
+    defer { fclose(file) }
+    var buffer: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    defer { free(buffer) }
+    var lineNumber = 0
+    while true {
+      let length = getline(&buffer, &capacity, file)
+      guard length >= 0, let bytes = buffer else {
+        if ferror(file) != 0 { throw RecordFileError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+        return
+      }
+      lineNumber += 1
+      let line = UnsafeRawBufferPointer(start: bytes, count: length)
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { continue }
+      do {
+        body(try Transaction(jsonLine: line))
+      } catch {
+        throw RecordFileError.badRecord(path: path, line: lineNumber, reason: error)
+      }
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import NetMonitor
+
+/// `elfhook report`: the tables, a timing waterfall and an HTML page from record files.
+struct ReportCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "report",
+    abstract:
+      "Summarize record files: hosts, endpoints, DNS, failed calls, the slowest requests, and a timing waterfall.",
+    discussion: """
+      Reads the JSON Lines record files that `elfhook run --output FILE` or ELFHOOK_OUTPUT wrote \
+      (one record per line: dns, connection or http) and prints a line of totals, then the tables: \
+      HOSTS (server name and port), ENDPOINTS (method, host and path without the query string), \
+      DNS (getaddrinfo calls per name), FAILED CALLS (DNS and connection failures by call and \
+      code), and the SLOWEST REQUESTS split into their phases.
+
+      A request's phases are DNS | connect | TLS (the setup of its connection, counted for the \
+      request that opened it) | wait (until the first response byte) | transfer (the rest of the \
+      response). An error is an HTTP status of 500 or more, a request without a response, a failed \
+      connection or a failed DNS lookup. Percentiles are nearest-rank: durations actually seen.
+
+      --waterfall adds one line per request: a bar of its phases on a time axis all lines share. \
+      --html writes all of it as one self-contained page (it needs no network to open) with a \
+      browser-style waterfall: hover a bar for its phase times, filter and sort the requests.
+
+      Examples:
+        elfhook run --output curl.jsonl -- curl -s https://example.com/
+        elfhook report curl.jsonl
+        elfhook report --waterfall --html report.html app-*.jsonl
+      """
+  )
+
+  @Option(
+    help: ArgumentHelp(
+      "Also write a self-contained HTML report (tables and a timing waterfall) to FILE.", valueName: "FILE"))
+  var html: String?
+
+  @Flag(help: "Also print one line per HTTP request with a DNS | connect | TLS | wait | transfer bar.")
+  var waterfall = false
+
+  @Argument(
+    help: ArgumentHelp("Record files in JSON Lines, as `elfhook run --output` writes them.", valueName: "RECORDS"))
+  var records: [String]
+
+  func run() throws {
+    let transactions: [Transaction]
+    do {
+      transactions = try RecordFiles.load(paths: records)
+    } catch {
+      throw CommandFailure.input("\(error)")
+    }
+    let width = TerminalCapabilities.width(of: STDOUT_FILENO)
+    print(text(transactions, width: width, color: TerminalCapabilities.supportsColor(STDOUT_FILENO)))
+    if let html {
+      try writeHTML(transactions, to: html)
+    }
+  }
+
+  /// What the command prints: the summary, then the waterfall when asked for.
+  func text(_ transactions: [Transaction], width: Int, color: Bool) -> String {
+    var summary = TransactionSummary()
+    for transaction in transactions { summary.add(transaction) }
+    var text = renderSummary(summary, width: width, color: color)
+    if waterfall {
+      text += "\n\n" + renderWaterfall(TimedRequest.all(in: transactions), width: width, color: color)
+    }
+    return text
+  }
+
+  private func writeHTML(_ transactions: [Transaction], to path: String) throws {
+    let title = "elfhook report: " + records.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
+    do {
+      try HTMLReport.render(transactions, title: title).write(toFile: path, atomically: true, encoding: .utf8)
+    } catch {
+      throw CommandFailure.input("cannot write \(path): \((error as NSError).localizedDescription)")
+    }
+    FileHandle.standardError.write(Data("elfhook: wrote \(path)\n".utf8))
+  }
+}

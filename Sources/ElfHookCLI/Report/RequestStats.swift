@@ -1,0 +1,27 @@
+import NetMonitor
+
+/// Counters and durations of a group of HTTP requests: all of them, one host's, or one endpoint's.
+struct RequestStats {
+  private(set) var requests = 0
+  /// Requests answered with a 5xx status, or not answered at all (see `HTTPRecord.isFailure`).
+  private(set) var errors = 0
+  /// Request bytes, head and body.
+  private(set) var bytesSent: UInt64 = 0
+  /// Response bytes, head and body.
+  private(set) var bytesReceived: UInt64 = 0
+  private(set) var durations = DurationSamples()
+
+  mutating func add(_ http: HTTPRecord) {
+    requests += 1
+    if http.isFailure { errors += 1 }
+    bytesSent += http.requestBytes
+    bytesReceived += http.responseBytes
+    durations.add(http.durationMs)
+  }
+}
+
+extension HTTPRecord {
+  /// A server error (status 500 and above) or no response at all (the connection failed or closed
+  /// first). 4xx statuses are the client's answer, not a failure of the exchange.
+  var isFailure: Bool { status.map { $0 >= 500 } ?? true }
+}

@@ -1,0 +1,67 @@
+import NetMonitor
+
+/// The slowest HTTP requests seen so far, at most `capacity`, each joined to its connection's
+/// setup phases.
+///
+/// The join works in either order. A connection's record is written when it closes, after the
+/// records of its requests: a kept request waits for it, and `add(_: ConnectionRecord)` fills it
+/// in. When records come sorted by start instead (files merged after the fact), the connection
+/// comes first, and `recentConnections` remembers it for its requests.
+struct SlowestRequests {
+  let capacity: Int
+  /// Slowest first.
+  private(set) var requests: [TimedRequest] = []
+  private var recentConnections = RecentConnections(capacity: 4096)
+
+  init(capacity: Int) {
+    self.capacity = capacity
+  }
+
+  mutating func add(_ http: HTTPRecord) {
+    guard capacity > 0, http.durationMs.isFinite else { return }
+    // Most requests are not among the slowest: one comparison and out.
+    if requests.count == capacity, let fastest = requests.last, http.durationMs <= fastest.http.durationMs {
+      return
+    }
+    let request = TimedRequest(http, connection: recentConnections[ConnectionKey(http)])
+    let index = requests.firstIndex { $0.http.durationMs < http.durationMs } ?? requests.endIndex
+    requests.insert(request, at: index)
+    if requests.count > capacity { requests.removeLast() }
+  }
+
+  mutating func add(_ connection: ConnectionRecord) {
+    let key = ConnectionKey(connection)
+    let setup = ConnectionSetup(connection)
+    for index in requests.indices where ConnectionKey(requests[index].http) == key {
+      requests[index].join(setup)
+    }
+    recentConnections.insert(setup, for: key)
+  }
+}
+
+/// The setups of the last `capacity` connections seen: bounded, so a long run does not keep one
+/// entry per connection it ever made.
+private struct RecentConnections {
+  private var setups: [ConnectionKey: ConnectionSetup] = [:]
+  /// A ring of the keys in `setups`, oldest at `next` once full.
+  private var order: [ConnectionKey] = []
+  private var next = 0
+  private let capacity: Int
+
+  init(capacity: Int) {
+    self.capacity = capacity
+  }
+
+  subscript(key: ConnectionKey) -> ConnectionSetup? { setups[key] }
+
+  mutating func insert(_ setup: ConnectionSetup, for key: ConnectionKey) {
+    if setups.updateValue(setup, forKey: key) != nil { return }
+    if order.count < capacity {
+      order.append(key)
+    } else {
+      setups[order[next]] = nil
+      order[next] = key
+      next = (next + 1) % capacity
+    }
+  }
+}

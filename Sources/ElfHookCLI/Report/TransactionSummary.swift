@@ -1,0 +1,103 @@
+import NetMonitor
+
+/// What `elfhook` reports about a stream of records, built one record at a time: per-host and
+/// per-endpoint request tables, DNS lookups, connections and their failures, and the slowest
+/// requests with their phase breakdown.
+///
+/// `elfhook run` feeds it records as a long-running server produces them, so it keeps little per
+/// record: a `Float` duration in the totals, its host and its endpoint, and a bounded set of the
+/// slowest requests. Records may come in any order; a connection's record usually comes after its
+/// requests' (it is written at close).
+struct TransactionSummary {
+  /// Records the monitor could not deliver. The caller sets it from the record stream's own
+  /// count; the summary shows it, because tables built from an incomplete stream undercount.
+  var droppedRecords: UInt64 = 0
+
+  /// Every HTTP request.
+  private(set) var requests = RequestStats()
+  private(set) var hosts: [HostKey: HostStats] = [:]
+  /// At most `maximumEndpoints` keys; later paths share one `otherPaths` row per method and host.
+  private(set) var endpoints: [EndpointKey: RequestStats] = [:]
+  /// Every `getaddrinfo` call.
+  private(set) var dns = DNSStats()
+  /// The calls for each name, lowercased.
+  private(set) var dnsByName: [String: DNSStats] = [:]
+  /// Connections the process opened (`role: client`).
+  private(set) var connectionsOpened = 0
+  /// Connections the process accepted (`role: server`).
+  private(set) var connectionsAccepted = 0
+  private(set) var failedConnections = 0
+  /// DNS and connection failures, grouped by call and code.
+  private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
+  private(set) var slowest: SlowestRequests
+  private(set) var records = 0
+  /// From the earliest start to the latest end of the records, in nanoseconds since the Unix
+  /// epoch; `nil` before the first record.
+  private(set) var span: ClosedRange<UInt64>?
+
+  /// Enough for every endpoint of a real API; paths that embed ids (`/users/1234`) would grow the
+  /// table without bound.
+  static let maximumEndpoints = 2000
+  static let otherPaths = "/… (other paths)"
+
+  /// - Parameter slowestCapacity: How many of the slowest requests to keep.
+  init(slowestCapacity: Int = 10) {
+    slowest = SlowestRequests(capacity: slowestCapacity)
+  }
+
+  /// Failed HTTP requests (5xx or no response), failed connections and failed DNS lookups.
+  var errors: Int { requests.errors + failedConnections + dns.failures }
+
+  mutating func add(_ transaction: Transaction) {
+    records += 1
+    extendSpan(start: transaction.startUnixNs, durationMs: transaction.durationMs)
+    switch transaction {
+    case .http(let http): add(http)
+    case .connection(let connection): add(connection)
+    case .dns(let lookup): add(lookup)
+    }
+  }
+
+  private mutating func add(_ http: HTTPRecord) {
+    requests.add(http)
+    let host = HostKey(http)
+    hosts[host, default: HostStats()].add(http)
+    var endpoint = EndpointKey(http)
+    if endpoints[endpoint] == nil && endpoints.count >= Self.maximumEndpoints {
+      endpoint.path = Self.otherPaths
+    }
+    endpoints[endpoint, default: RequestStats()].add(http)
+    slowest.add(http)
+  }
+
+  private mutating func add(_ connection: ConnectionRecord) {
+    switch connection.role {
+    case .client: connectionsOpened += 1
+    case .server: connectionsAccepted += 1
+    }
+    let host = HostKey(connection)
+    if let host { hosts[host, default: HostStats()].add(connection) }
+    if let error = connection.error {
+      failedConnections += 1
+      let target = host?.description ?? connection.peerAddress ?? "(unknown peer)"
+      addFailure(error, target: target)
+    }
+    slowest.add(connection)
+  }
+
+  private mutating func add(_ lookup: DNSRecord) {
+    dns.add(lookup)
+    dnsByName[lookup.host.lowercased(), default: DNSStats()].add(lookup)
+    if let error = lookup.error { addFailure(error, target: lookup.host) }
+  }
+
+  private mutating func addFailure(_ error: RecordedError, target: String) {
+    let key = FailureGroup.Key(call: error.call, code: error.code)
+    failures[key, default: FailureGroup(error, target: target)].count += 1
+  }
+
+  private mutating func extendSpan(start: UInt64, durationMs: Double) {
+    let end = start + (durationMs.isFinite && durationMs > 0 ? UInt64(durationMs * 1_000_000) : 0)
+    span = span.map { min($0.lowerBound, start)...max($0.upperBound, end) } ?? start...end
+  }
+}
