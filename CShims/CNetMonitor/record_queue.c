@@ -103,6 +103,17 @@ void cnm_queue_skip(cnm_queue *queue) {
   if (cnm_queue_has_unpublished(queue)) cnm_queue_release(queue);
 }
 
+uint64_t cnm_queue_read_position(const cnm_queue *queue) {
+  return __atomic_load_n(&queue->dequeue_position, __ATOMIC_ACQUIRE);
+}
+uint64_t cnm_queue_write_position(const cnm_queue *queue) {
+  return __atomic_load_n(&queue->enqueue_position, __ATOMIC_ACQUIRE);
+}
+void *cnm_queue_published_slot(cnm_queue *queue, uint64_t position) {
+  uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
+  return sequence == position + 1 ? slot(queue, position) : NULL;
+}
+
 uint64_t cnm_queue_dropped(const cnm_queue *queue) { return __atomic_load_n(&queue->dropped, __ATOMIC_RELAXED); }
 void cnm_queue_count_drop(cnm_queue *queue) { __atomic_fetch_add(&queue->dropped, 1, __ATOMIC_RELAXED); }
 uint64_t cnm_queue_capacity(const cnm_queue *queue) { return queue->mask + 1; }

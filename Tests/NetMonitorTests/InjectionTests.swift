@@ -182,6 +182,10 @@ struct InjectionTests {
     let path = directory.appendingPathComponent(try #require(rings.first)).path
     let attributes = try FileManager.default.attributesOfItem(atPath: path)
     #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    // `elfhook report` reads the ring where it lies and leaves the records in it.
+    let report = try ProgramRun.run([try Self.products().elfhook, "report", "--waterfall", path])
+    #expect(report.status == 0, "\(report.stderr)")
+    #expect(String(decoding: report.stdout, as: UTF8.self).contains("/bytes/321"))
     let ring = try RecordRing(path: path)
     #expect(ring.process == "curl")
     var records: [Transaction] = []
@@ -221,7 +225,7 @@ struct InjectionTests {
     let directory = try Self.scratchDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     // 150 refused connects, each a connection record, into a ring of 64 nobody drains.
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let listener = socket(AF_INET, Int32(Glibc.SOCK_STREAM.rawValue), 0)
     var address = Sockets.address(0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }

@@ -66,6 +66,11 @@ void cnm_queue_release(cnm_queue *queue);
 bool cnm_queue_has_unpublished(const cnm_queue *queue);
 /* Frees the oldest slot, published or not. Only once no producer can write to the queue. */
 void cnm_queue_skip(cnm_queue *queue);
+/* For a reader that leaves the records in place: the consumer's position, the producers' next
+ * position, and the slot at `position` when it is published (NULL otherwise). */
+uint64_t cnm_queue_read_position(const cnm_queue *queue);
+uint64_t cnm_queue_write_position(const cnm_queue *queue);
+void *cnm_queue_published_slot(cnm_queue *queue, uint64_t position);
 /* Slots dropped because the queue was full. */
 uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);

@@ -4,18 +4,40 @@ import NetMonitor
   import Glibc
 #endif
 
-/// Reading the record files `elfhook run --output` and `ELFHOOK_OUTPUT` write.
+/// Reading the record files `elfhook run --output` (JSON Lines) and `ELFHOOK_OUTPUT` (record rings)
+/// write.
 enum RecordFiles {
-  /// Every record of `paths`, file after file, each in the order of its file.
+  /// Every record of `paths`, file after file, each in the order of its file. A record ring is
+  /// read where it lies: its records are left in it for its consumer.
   ///
   /// - Throws: `RecordFileError`: the first file that cannot be read, or the first line that is
   ///   not a record (naming the file and the line).
   static func load(paths: [String]) throws -> [Transaction] {
     var transactions: [Transaction] = []
     for path in paths {
-      try readJSONLines(path) { transactions.append($0) }
+      if isRecordRing(path) {
+        try readRing(path) { transactions.append($0) }
+      } else {
+        try readJSONLines(path) { transactions.append($0) }
+      }
     }
     return transactions
+  }
+
+  /// Whether the file starts with a record ring's magic.
+  private static func isRecordRing(_ path: String) -> Bool {
+    guard let file = fopen(path, "r") else { return false }
+    defer { fclose(file) }
+    var magic = [UInt8](repeating: 0, count: 8)
+    return fread(&magic, 1, 8, file) == 8 && magic == Array("ELFHOOK\u{01}".utf8)
+  }
+
+  private static func readRing(_ path: String, _ body: (Transaction) -> Void) throws {
+    do {
+      try RecordRing(path: path).forEachPublishedRecord(body)
+    } catch {
+      throw RecordFileError.unreadable(path: path, reason: error.description)
+    }
   }
 
   /// Calls `body` with each record of a JSON Lines file, streaming: a file of millions of records

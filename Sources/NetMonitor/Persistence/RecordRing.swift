@@ -4,8 +4,8 @@ import Glibc
 /// A record ring file, as its consumer sees it: the file an injected process (or a server started
 /// with ``NetMonitor/startRecording(toRingFiles:capacity:)``) writes its records into.
 ///
-/// ``drain(skippingUnfinished:)`` takes the records out, freeing their slots for the producer;
-/// ``publishedRecords()`` reads them without taking them (for a report on a file at rest).
+/// ``drain(skippingUnfinished:_:)`` takes the records out, freeing their slots for the producer;
+/// ``forEachPublishedRecord(_:)`` reads them without taking them (for a report on a file at rest).
 public final class RecordRing {
   /// Why a file could not be read as a record ring.
   public enum OpenError: Error, CustomStringConvertible, Equatable {
@@ -65,6 +65,21 @@ public final class RecordRing {
 
   /// Records the producer dropped because the ring was full.
   public var droppedRecords: UInt64 { cnm_queue_dropped(queue) }
+
+  /// Hands every record still in the ring to `body`, oldest first, and leaves them there.
+  public func forEachPublishedRecord(_ body: (Transaction) -> Void) {
+    let first = cnm_queue_read_position(queue)
+    let end = cnm_queue_write_position(queue)
+    var position = first
+    while position != end {
+      if let slot = cnm_queue_published_slot(queue, position),
+        let transaction = slot.load(as: RawRecord.self).transaction(process: process)
+      {
+        body(transaction)
+      }
+      position &+= 1
+    }
+  }
 
   /// Takes every published record out of the ring, oldest first, and hands it to `body`.
   ///
