@@ -91,6 +91,24 @@ struct InjectionTests {
     #expect(run.stderr.contains("127.0.0.1:\(server.port)"), "the summary names the host: \(run.stderr)")
   }
 
+  @Test("--format jsonl streams records to stderr; --live redraws a compact view while it runs")
+  func formatsAndLiveView() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let url = "http://127.0.0.1:\(server.port)/bytes/64"
+    let jsonl = try ProgramRun.run([elfhook, "run", "--format", "jsonl", "--", "curl", "-sf", "-o", "/dev/null", url])
+    #expect(jsonl.status == 0)
+    let records = try jsonl.stderr.split(separator: "\n").map { try Transaction(jsonLine: String($0)) }
+    #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/64"])
+    let live = try ProgramRun.run([
+      elfhook, "run", "--live", "--", "sh", "-c", "curl -sf -o /dev/null \(url); sleep 2.5; curl -sf -o /dev/null \(url)",
+    ])
+    #expect(live.status == 0)
+    // Not a terminal: each refresh is appended, and the first ones already count the first request.
+    let views = live.stderr.components(separatedBy: "\n").filter { $0.contains("127.0.0.1:\(server.port)") }
+    #expect(views.count >= 3, "\(live.stderr)")
+  }
+
   @Test("a python loop of 20 requests that SIGKILLs itself leaves 20 records")
   func killedProcessKeepsItsRecords() throws {
     let (elfhook, _) = try Self.products()

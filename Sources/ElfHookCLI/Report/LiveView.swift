@@ -9,10 +9,11 @@
 func renderLiveView(_ summary: TransactionSummary, elapsedSeconds: Double, width: Int) -> [String] {
   var totals = [
     "elfhook " + Units.clock(seconds: elapsedSeconds),
-    "\(Units.count(summary.requests.requests)) requests (\(Units.rate(summary.requests.requests, seconds: elapsedSeconds)))",
-    "\(Units.count(summary.errors)) errors",
-    "\(Units.count(summary.connectionsOpened + summary.connectionsAccepted)) connections",
-    "\(Units.count(summary.dns.lookups)) DNS lookups",
+    plural(summary.requests.requests, "request")
+      + " (\(Units.rate(summary.requests.requests, seconds: elapsedSeconds)))",
+    plural(summary.errors, "error"),
+    plural(summary.connectionsOpened + summary.connectionsAccepted, "connection"),
+    plural(summary.dns.lookups, "DNS lookup"),
   ]
   if summary.droppedRecords > 0 { totals.append("\(Units.count(summary.droppedRecords)) dropped") }
   var lines = [totals.joined(separator: "  ")]

@@ -183,6 +183,7 @@ private func errorCount(_ number: Int) -> TextTable.Cell {
   TextTable.Cell(Units.count(number), number > 0 ? .red : nil)
 }
 
-private func plural(_ number: Int, _ noun: String) -> String {
+/// "1 request", "2 requests".
+func plural(_ number: Int, _ noun: String) -> String {
   "\(Units.count(number)) \(noun)" + (number == 1 ? "" : "s")
 }
