@@ -1,3 +1,4 @@
+import CNetMonitor
 import Foundation
 import Glibc
 import Testing
@@ -243,7 +244,7 @@ struct InjectionTests {
     let directory = try Self.scratchDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     // 150 refused connects, each a connection record, into a ring of 64 nobody drains.
-    let listener = socket(AF_INET, Int32(Glibc.SOCK_STREAM.rawValue), 0)
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = Sockets.address(0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }

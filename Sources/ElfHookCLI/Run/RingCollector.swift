@@ -20,7 +20,7 @@ final class RingCollector {
     for parent in parents where access(parent, W_OK | X_OK) == 0 {
       var template = Array((parent + "/elfhook.XXXXXX").utf8CString)
       if mkdtemp(&template) != nil {
-        directory = String(cString: template)
+        directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return
       }
     }

@@ -22,8 +22,6 @@ struct HTTPExchanges {
   var count = 0
   /// Exchanges completed on this connection (the next one reuses the connection when > 0).
   var completed: UInt64 = 0
-
-
 }
 
 /// What the exchange logic needs to turn a completed exchange into a record.
@@ -32,89 +30,103 @@ struct ExchangeContext {
   let isTLS: Bool
 }
 
-extension HTTPExchanges {
+/// The exchange logic works in place, through a pointer into the connection table: the parsers and
+/// pending requests are about 3 KB per connection, and copying a parser out and back around each
+/// `feed` (what a `mutating` method whose closure also mutates `self` must do to satisfy exclusivity)
+/// cost more than parsing a typical head. Accesses through the pointer touch disjoint fields: the
+/// parser being fed, and the pending requests or the other direction's parser.
+extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Bytes of the request direction (a client's writes, a server's reads).
-  mutating func requestBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
-    guard !requests.hasGivenUp else { return }
-    var parser = requests
-    parser.feed(bytes, as: .requests) { event, head in
-      switch event {
-      case .messageStarted:
-        if count == Self.pendingCapacity {  // more in flight than tracked: forget the oldest
-          oldest = (oldest + 1) % Self.pendingCapacity
-          count -= 1
-        }
-        let index = (oldest + count) % Self.pendingCapacity
-        pending[index] = PendingExchange()
-        pending[index].start = now
-        pending[index].startUnixNanoseconds = MonotonicClock.unixNow()
-        count += 1
-      case .headComplete:
-        if let index = newestIndex {
-          pending[index].request = copy head
-          responses.expectResponse(to: head.requestKind)
-        }
-      case .messageComplete(let total), .messageIncomplete(let total):
-        if let index = newestIndex { pending[index].requestBytes = total }
-      case .switchedProtocols:
-        responses.enterTunnel()
-      case .gaveUp:
-        break
-      }
+  func requestBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
+    guard !pointee.requests.hasGivenUp else { return }
+    let parser = pointer(to: \.requests)!
+    parser.pointee.feed(bytes, as: .requests) { event, head in
+      requestEvent(event, head: head, now: now)
     }
-    requests = parser
   }
-
-  private var newestIndex: Int? { count == 0 ? nil : (oldest + count - 1) % Self.pendingCapacity }
 
   /// Bytes of the response direction (a client's reads, a server's writes). Completed exchanges go
   /// to the recorder.
-  mutating func responseBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
-    guard !responses.hasGivenUp else { return }
-    var parser = responses
-    parser.feed(bytes, as: .responses) { event, head in
+  func responseBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
+    guard !pointee.responses.hasGivenUp else { return }
+    let parser = pointer(to: \.responses)!
+    parser.pointee.feed(bytes, as: .responses) { event, head in
       responseEvent(event, status: head.status, now: now, context: context)
     }
-    responses = parser
   }
 
   /// The connection closed: a close-delimited response ends here.
-  mutating func finish(now: UInt64, context: ExchangeContext) {
-    var parser = responses
-    parser.finish { event, head in responseEvent(event, status: head.status, now: now, context: context) }
-    responses = parser
+  func finish(now: UInt64, context: ExchangeContext) {
+    let parser = pointer(to: \.responses)!
+    parser.pointee.finish { event, head in responseEvent(event, status: head.status, now: now, context: context) }
   }
 
-  private mutating func responseEvent(_ event: HTTPStreamEvent, status: UInt16, now: UInt64, context: ExchangeContext) {
+  private var newestIndex: Int? {
+    pointee.count == 0 ? nil : (pointee.oldest + pointee.count - 1) % HTTPExchanges.pendingCapacity
+  }
+
+  private func pending(_ index: Int) -> UnsafeMutablePointer<PendingExchange> {
+    UnsafeMutableRawPointer(pointer(to: \.pending)!).assumingMemoryBound(to: PendingExchange.self) + index
+  }
+
+  private func requestEvent(_ event: HTTPStreamEvent, head: borrowing HTTPHead, now: UInt64) {
     switch event {
     case .messageStarted:
-      if count > 0, pending[oldest].firstResponseByte == 0 { pending[oldest].firstResponseByte = now }
+      if pointee.count == HTTPExchanges.pendingCapacity {  // more in flight than tracked: forget the oldest
+        pointee.oldest = (pointee.oldest + 1) % HTTPExchanges.pendingCapacity
+        pointee.count -= 1
+      }
+      let exchange = pending((pointee.oldest + pointee.count) % HTTPExchanges.pendingCapacity)
+      exchange.pointee = PendingExchange()
+      exchange.pointee.start = now
+      exchange.pointee.startUnixNanoseconds = MonotonicClock.unixNow()
+      pointee.count += 1
+    case .headComplete:
+      if let index = newestIndex {
+        pending(index).pointee.request = copy head
+        pointee.responses.expectResponse(to: head.requestKind)
+      }
+    case .messageComplete(let total), .messageIncomplete(let total):
+      if let index = newestIndex { pending(index).pointee.requestBytes = total }
+    case .switchedProtocols:
+      pointee.responses.enterTunnel()
+    case .gaveUp:
+      break
+    }
+  }
+
+  private func responseEvent(_ event: HTTPStreamEvent, status: UInt16, now: UInt64, context: ExchangeContext) {
+    switch event {
+    case .messageStarted:
+      let oldest = pending(pointee.oldest)
+      if pointee.count > 0, oldest.pointee.firstResponseByte == 0 { oldest.pointee.firstResponseByte = now }
     case .headComplete, .gaveUp:
       break
     case .switchedProtocols:
-      requests.enterTunnel()
+      pointee.requests.enterTunnel()
     case .messageComplete(let total), .messageIncomplete(let total):
-      guard count > 0 else { return }
+      guard pointee.count > 0 else { return }
+      let exchange = pending(pointee.oldest)
       if status >= 100 && status < 200 && status != 101 {
-        pending[oldest].informationalBytes &+= total
+        exchange.pointee.informationalBytes &+= total
         return
       }
-      let exchange = pending[oldest]
-      oldest = (oldest + 1) % Self.pendingCapacity
-      count -= 1
-      let reused = completed > 0
-      completed &+= 1
+      pointee.oldest = (pointee.oldest + 1) % HTTPExchanges.pendingCapacity
+      pointee.count -= 1
+      let reused = pointee.completed > 0
+      pointee.completed &+= 1
       RawRecord.emit { record in
         record.kind = RawRecord.Kind.http
-        record.startUnixNanoseconds = exchange.startUnixNanoseconds
-        record.durationNanoseconds = now &- exchange.start
+        record.startUnixNanoseconds = exchange.pointee.startUnixNanoseconds
+        record.durationNanoseconds = now &- exchange.pointee.start
         record.core.id = context.connectionID
         record.core.isTLS = context.isTLS ? 1 : 0
-        record.httpRequest = exchange.request
+        record.httpRequest = exchange.pointee.request
         record.httpStatus = status
-        record.httpFirstByteNanoseconds = exchange.firstResponseByte == 0 ? 0 : exchange.firstResponseByte &- exchange.start &+ 1
-        record.httpRequestBytes = exchange.requestBytes
-        record.httpResponseBytes = exchange.informationalBytes &+ total
+        record.httpFirstByteNanoseconds =
+          exchange.pointee.firstResponseByte == 0 ? 0 : exchange.pointee.firstResponseByte &- exchange.pointee.start &+ 1
+        record.httpRequestBytes = exchange.pointee.requestBytes
+        record.httpResponseBytes = exchange.pointee.informationalBytes &+ total
         record.httpReused = reused
       }
     }

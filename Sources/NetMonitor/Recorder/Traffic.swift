@@ -106,11 +106,12 @@ enum Traffic {
     if requests ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { return }
     let now = MonotonicClock.now()
     let context = exchangeContext(slot)
+    let exchanges = slot.pointer(to: \.http)!
     bytes.forEachPiece(upTo: count) { piece in
       if requests {
-        slot.pointee.http.requestBytes(piece, now: now)
+        exchanges.requestBytes(piece, now: now)
       } else {
-        slot.pointee.http.responseBytes(piece, now: now, context: context)
+        exchanges.responseBytes(piece, now: now, context: context)
       }
     }
   }
@@ -165,9 +166,7 @@ enum Traffic {
   /// close-delimited response completes here.
   static func finishResponses(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     guard !slot.pointee.http.responses.hasGivenUp else { return }
-    slot.pointee.http.finish(
-      now: MonotonicClock.now(),
-      context: exchangeContext(slot))
+    slot.pointer(to: \.http)!.finish(now: MonotonicClock.now(), context: exchangeContext(slot))
   }
 
   /// `fd` is being closed: its connection record goes to the recorder.
