@@ -10,8 +10,11 @@ struct ChildProcess {
   /// those are not forwarded a second time.
   static let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
 
-  /// Starts `arguments` (argv[0] looked up in PATH) with `environment`.
-  static func spawn(_ arguments: [String], environment: [String: String]) throws(SpawnError) -> ChildProcess {
+  /// Starts `arguments` (argv[0] looked up in PATH) with `environment`; `defaultSIGPIPE` gives it
+  /// SIGPIPE's default action back (elfhook itself ignores SIGPIPE).
+  static func spawn(_ arguments: [String], environment: [String: String], defaultSIGPIPE: Bool) throws(SpawnError)
+    -> ChildProcess
+  {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -22,7 +25,7 @@ struct ChildProcess {
     posix_spawnattr_setsigmask(&attributes, &empty)
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in forwardedSignals + [SIGCHLD] { sigaddset(&defaults, signal) }
+    for signal in forwardedSignals + [SIGCHLD] + (defaultSIGPIPE ? [SIGPIPE] : []) { sigaddset(&defaults, signal) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 

@@ -74,37 +74,41 @@ struct RunCommand: ParsableCommand {
     let signals = SignalRelay()
     let child: ChildProcess
     do {
-      child = try ChildProcess.spawn(arguments, environment: environment)
+      child = try ChildProcess.spawn(arguments, environment: environment, defaultSIGPIPE: !signals.callerIgnoredSIGPIPE)
     } catch {
       signals.restore()
       collector.remove()
       Terminal.say(error.description)
       Foundation.exit(error.exitStatus)
     }
-    let exit = try session.supervise(child, signals: signals)
+    let exit = session.supervise(child, signals: signals)
     signals.restore()
-    try session.finish()
+    session.finish()
     collector.remove()
     if let message = exit.signalMessage { Terminal.say("\(arguments[0]): \(message)") }
     Foundation.exit(exit.shellStatus)
   }
 }
 
-/// One line from elfhook itself on stderr.
+/// elfhook's own output on stderr, written with write(2): a closed stderr (EPIPE, with SIGPIPE
+/// ignored) loses the text but never ends elfhook while the command runs.
 enum Terminal {
-  static func say(_ message: String) {
-    FileHandle.standardError.write(Data("elfhook: \(message)\n".utf8))
-  }
+  static func say(_ message: String) { write("elfhook: \(message)\n") }
 
   static func write(_ text: String) {
-    FileHandle.standardError.write(Data(text.utf8))
+    var text = text
+    text.withUTF8 { bytes in
+      var offset = 0
+      while offset < bytes.count {
+        let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 && errno == EINTR { continue }
+        if written <= 0 { return }
+        offset += written
+      }
+    }
   }
 
   static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
-
-  static var width: Int {
-    var size = winsize()
-    if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
-    return 100
-  }
+  static var supportsColor: Bool { TerminalCapabilities.supportsColor(STDERR_FILENO) }
+  static var width: Int { TerminalCapabilities.width(of: STDERR_FILENO) }
 }

@@ -5,7 +5,7 @@ import NetMonitor
 /// go, keeps the summary, refreshes the live view.
 final class RunSession {
   private let collector: RingCollector
-  private let outputFile: RecordOutputFile?
+  private var outputFile: RecordOutputFile?
   private let format: RunCommand.Format
   private let live: Bool
   private var summary = TransactionSummary()
@@ -25,7 +25,7 @@ final class RunSession {
   }
 
   /// Drains and relays signals until the child exits; returns how it ended.
-  func supervise(_ child: ChildProcess, signals: SignalRelay) throws(CommandFailure) -> ChildExit {
+  func supervise(_ child: ChildProcess, signals: SignalRelay) -> ChildExit {
     while true {
       switch signals.wait(milliseconds: Self.drainIntervalMilliseconds) {
       case .signal(let signal, let fromProcess):
@@ -36,30 +36,37 @@ final class RunSession {
         if reaped == child.pid { return ChildExit(waitStatus: status) }
         if reaped < 0 && errno != EINTR { return ChildExit(waitStatus: 0x7f00) }
       }
-      try drain(final: false)
+      drain(final: false)
       if live { refreshLiveView() }
     }
   }
 
   /// The last records (a process killed mid-record leaves a slot that is passed over), then the
   /// summary.
-  func finish() throws(CommandFailure) {
-    try drain(final: true)
+  func finish() {
+    drain(final: true)
     summary.droppedRecords = collector.droppedRecords
     if live { clearLiveView() }
     if format == .table {
-      Terminal.write(renderSummary(summary, width: Terminal.width, color: Terminal.isTerminal))
+      Terminal.write(renderSummary(summary, width: Terminal.width, color: Terminal.supportsColor))
     }
   }
 
-  private func drain(final: Bool) throws(CommandFailure) {
+  /// A failure to write the output file is said once and ends the file, never the command: the
+  /// command keeps running, and the summary still comes at the end.
+  private func drain(final: Bool) {
     var lines = ""
     collector.drain(final: final) { transaction in
       summary.add(transaction)
       if outputFile != nil || format == .jsonl { lines += transaction.jsonLine() + "\n" }
     }
     guard !lines.isEmpty else { return }
-    try outputFile?.append(lines)
+    do {
+      try outputFile?.append(lines)
+    } catch {
+      Terminal.say("\(error); records are no longer written to it")
+      outputFile = nil
+    }
     if format == .jsonl { Terminal.write(lines) }
   }
 

@@ -6,7 +6,16 @@ final class SignalRelay {
   private var watched = sigset_t()
   private var previous = sigset_t()
 
+  /// Whether SIGPIPE was ignored when elfhook started: the command inherits that, not elfhook's own
+  /// choice to ignore it (so that writing to a closed stderr cannot kill elfhook).
+  let callerIgnoredSIGPIPE: Bool
+
   init() {
+    var previousAction = sigaction()
+    sigaction(SIGPIPE, nil, &previousAction)
+    callerIgnoredSIGPIPE =
+      unsafeBitCast(previousAction.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    signal(SIGPIPE, SIG_IGN)
     sigemptyset(&watched)
     for signal in ChildProcess.forwardedSignals + [SIGCHLD] { sigaddset(&watched, signal) }
     sigprocmask(SIG_BLOCK, &watched, &previous)
