@@ -62,7 +62,7 @@ struct TransactionSummary {
     requests.add(http)
     let host = HostKey(http)
     hosts[host, default: HostStats()].add(http)
-    var endpoint = EndpointKey(http)
+    var endpoint = EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
     if endpoints[endpoint] == nil && endpoints.count >= Self.maximumEndpoints {
       endpoint.path = Self.otherPaths
     }
