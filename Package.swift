@@ -60,6 +60,8 @@ let package = Package(
     ),
     // Benchmarks (scripts/bench-hooks): instructions the hooks add, counted with callgrind.
     .executableTarget(name: "hook-cost", dependencies: ["NetMonitor"], path: "Benchmarks/hook-cost"),
+    // Instructions per HTTP exchange spent in the head parser (Benchmarks/http-parse/main.swift).
+    .executableTarget(name: "http-parse", dependencies: ["NetMonitor"], path: "Benchmarks/http-parse"),
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
     .testTarget(name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor"]),
     .testTarget(

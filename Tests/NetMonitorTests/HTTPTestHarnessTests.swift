@@ -85,6 +85,42 @@ struct HTTPRun {
   }
 }
 
+/// Everything a head records, comparable: two parses agree when their summaries do.
+struct HeadSummary: Equatable, CustomStringConvertible {
+  var method, target: String
+  var host: String?
+  var status: UInt16
+  var minorVersion: UInt8
+  var contentLength: UInt64?
+  var flags: [Bool]  // target and host truncated, Transfer-Encoding, chunked, close, keep-alive, upgrade
+  var bodyFraming: HTTPBodyFraming
+  var answeredRequestKind: HTTPRequestKind
+
+  init(_ head: HTTPHead) {
+    method = head.methodString
+    target = head.targetString
+    host = head.hostString
+    status = head.status
+    minorVersion = head.minorVersion
+    contentLength = head.contentLength
+    flags = [
+      head.targetTruncated, head.hostTruncated, head.hasTransferEncoding, head.isChunked, head.connectionClose,
+      head.connectionKeepAlive, head.connectionUpgrade,
+    ]
+    bodyFraming = head.bodyFraming
+    answeredRequestKind = head.answeredRequestKind
+  }
+
+  var description: String {
+    "\(method) \(target) \(host ?? "-") \(status) 1.\(minorVersion) \(contentLength.map(String.init) ?? "-") "
+      + "\(flags.map { $0 ? "1" : "0" }.joined()) \(bodyFraming) \(answeredRequestKind)"
+  }
+}
+
+extension HTTPRun {
+  var summaries: [HeadSummary] { heads.map(HeadSummary.init) }
+}
+
 /// The usual three events of one complete message of `text`.
 func message(_ text: String) -> [SeenEvent] {
   [.started, .head, .complete(UInt64(text.utf8.count))]

@@ -55,11 +55,99 @@ enum HTTPByteClass {
     return letter < 6 ? UInt64(letter) + 10 : nil
   }
 
-  /// ASCII lower case.
+  /// The index of the first byte of `base[start..<count]` that is below `limit` (at most 128) or DEL,
+  /// or `count`. Eight bytes at a time: text runs are the bulk of a head, and byte-wise tests cost
+  /// several instructions per byte.
   @inline(__always)
-  static func lowercased(_ byte: UInt8) -> UInt8 {
-    byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+  static func firstByte(below limit: UInt8, orDELIn base: UnsafeRawPointer, from start: Int, count: Int)
+    -> Int
+  {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    var index = start
+    while index &+ 8 <= count {
+      let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+      // The high bit of a byte is set where it is below `limit` (resp. DEL). A borrow can only mark
+      // bytes above the first marked one, so the lowest mark is exact.
+      let below = (word &- ones &* UInt64(limit)) & ~word & highBits
+      let notDEL = word ^ (ones &* 0x7F)
+      let del = (notDEL &- ones) & ~notDEL & highBits
+      let marks = below | del
+      if marks != 0 { return index &+ marks.trailingZeroBitCount >> 3 }
+      index &+= 8
+    }
+    while index < count {
+      let byte = base.load(fromByteOffset: index, as: UInt8.self)
+      if byte < limit || byte == 0x7F { return index }
+      index &+= 1
+    }
+    return index
   }
+
+  /// The index of the first byte from `start` that is not an ASCII letter, digit or `-` (the bytes of
+  /// almost every header name, all of them ``isToken(_:)``), looked for eight bytes at a time: where
+  /// fewer than eight bytes remain before `count`, the index where they begin.
+  @inline(__always)
+  static func commonTokenEnd(_ base: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+    var index = start
+    while index &+ 8 <= count {
+      let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+      // Per byte of the low seven bits, each sum stays below 0x100, so no carry crosses bytes and
+      // every test is exact: the high bit of `x &+ (0x80 - n)` says x ≥ n.
+      let ascii = word & 0x7F7F_7F7F_7F7F_7F7F
+      let folded = ascii | 0x2020_2020_2020_2020  // letters to lower case
+      let letter = (folded &+ 0x1F1F_1F1F_1F1F_1F1F) & ~(folded &+ 0x0505_0505_0505_0505)  // a…z
+      let digit = (ascii &+ 0x5050_5050_5050_5050) & ~(ascii &+ 0x4646_4646_4646_4646)  // 0…9
+      let dash = ~((ascii ^ 0x2D2D_2D2D_2D2D_2D2D) &+ 0x7F7F_7F7F_7F7F_7F7F)  // -
+      let others = ~((letter | digit | dash) & ~word) & 0x8080_8080_8080_8080
+      if others != 0 { return index &+ others.trailingZeroBitCount >> 3 }
+      index &+= 8
+    }
+    return index
+  }
+
+  /// The index of the first byte of `base[start..<count]` that is not ``isFieldText(_:)``, or `count`.
+  @inline(__always)
+  static func fieldTextEnd(_ base: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+    var index = start
+    while true {
+      index = firstByte(below: 0x20, orDELIn: base, from: index, count: count)
+      guard index < count, base.load(fromByteOffset: index, as: UInt8.self) == tab else { return index }
+      index &+= 1
+    }
+  }
+
+  /// The index of the first byte of `base[start..<count]` that is not ``isTarget(_:)``, or `count`.
+  @inline(__always)
+  static func targetEnd(_ base: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+    firstByte(below: 0x21, orDELIn: base, from: start, count: count)
+  }
+
+  /// Whether the token bytes at `bytes` spell `literal` (lower-case letters and `-`, at least four
+  /// bytes) in any case. Compared a word at a time: setting the 0x20 bits folds a letter to lower case,
+  /// and folds no other token byte onto a letter or `-`.
+  @inline(__always)
+  static func tokenEquals(_ bytes: UnsafeRawPointer, _ literal: StaticString) -> Bool {
+    let expected = UnsafeRawPointer(literal.utf8Start)
+    let length = literal.utf8CodeUnitCount
+    if length < 8 {  // two words of four, overlapping when shorter than eight
+      return bytes.loadUnaligned(as: UInt32.self) | 0x2020_2020 == expected.loadUnaligned(as: UInt32.self)
+        && bytes.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self) | 0x2020_2020
+          == expected.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self)
+    }
+    var offset = 0
+    while offset < length {  // words of eight, the last one overlapping the one before
+      let at = min(offset, length &- 8)
+      guard bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self) | 0x2020_2020_2020_2020
+        == expected.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+      else { return false }
+      offset &+= 8
+    }
+    return true
+  }
+
+  /// `HTTP/1.` as the low seven bytes of a little-endian word.
+  static var versionPrefixWord: UInt64 { 0x002E_312F_5054_5448 }
 
   /// Byte `index` of `HTTP/1.`, the version prefix of request and status lines.
   @inline(__always)

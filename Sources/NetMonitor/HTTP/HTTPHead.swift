@@ -102,6 +102,24 @@ public struct HTTPHead: Sendable {
     answeredRequestKind = .ordinary
   }
 
+  /// Appends `bytes` to a text of which `length` bytes are valid, up to its capacity; sets `truncated`
+  /// when some did not fit. Returns how many were appended.
+  @inline(__always)
+  static func append<let capacity: Int>(
+    _ bytes: UnsafeRawBufferPointer, to text: inout InlineArray<capacity, UInt8>, length: inout UInt16,
+    truncated: inout Bool
+  ) -> Int {
+    let start = Int(length)
+    let copied = min(bytes.count, capacity &- start)
+    withUnsafeMutableBytes(of: &text) { storage in
+      UnsafeMutableRawBufferPointer(rebasing: storage[start...])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<copied]))
+    }
+    length &+= UInt16(truncatingIfNeeded: copied)
+    if copied < bytes.count { truncated = true }
+    return copied
+  }
+
   /// Whether this is a request head (it has a method) rather than a response head.
   public var isRequest: Bool { methodLength > 0 }
 

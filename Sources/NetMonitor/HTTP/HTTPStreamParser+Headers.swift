@@ -12,22 +12,18 @@ extension HTTPStreamParser {
         return .more
       }
       guard HTTPByteClass.isFieldText(byte) else { return .invalid }
-      switch field {
-      case .other: return .more
-      case .contentLength: return contentLengthByte(byte) ? .more : .invalid
-      case .transferEncoding, .connection: listTokenByte(byte)
-      case .host: hostByte(byte)
-      }
-      return .more
+      return withUnsafeBytes(of: byte) { valueBytes($0) } ? .more : .invalid
 
     case .headerName:
       if HTTPByteClass.isToken(byte) {
-        appendScratch(HTTPByteClass.lowercased(byte))
+        withUnsafeBytes(of: byte) { appendScratch($0) }
         return .more
       }
       // Whitespace before the colon is forbidden (RFC 9112 §5.1), and so is a line without one.
       guard byte == HTTPByteClass.colon else { return .invalid }
-      beginFieldValue()
+      let length = Int(scratchLength)
+      let name = withUnsafeBytes(of: &scratch) { Self.headerField(named: $0.baseAddress!, length: length) }
+      beginFieldValue(name)
       phase = .headerValue
       return .more
 
@@ -35,7 +31,7 @@ extension HTTPStreamParser {
       if byte == HTTPByteClass.lf { return .headEnded }
       if HTTPByteClass.isToken(byte) {
         scratchLength = 0
-        appendScratch(HTTPByteClass.lowercased(byte))
+        withUnsafeBytes(of: byte) { appendScratch($0) }
         phase = .headerName
         return .more
       }
@@ -58,42 +54,60 @@ extension HTTPStreamParser {
 
   // MARK: Names and tokens
 
-  /// Appends a lower-cased byte to ``scratch``, or marks it too long to match anything.
+  /// Appends token bytes to ``scratch``, or marks it too long to match anything.
   @inline(__always)
-  mutating func appendScratch(_ byte: UInt8) {
-    if scratchLength < Self.scratchCapacity {
-      scratch[Int(scratchLength)] = byte
-      scratchLength &+= 1
-    } else {
+  mutating func appendScratch(_ bytes: UnsafeRawBufferPointer) {
+    let length = Int(scratchLength)
+    guard length &+ bytes.count <= Int(Self.scratchCapacity) else {
       scratchLength = Self.scratchCapacity &+ 1
+      return
+    }
+    withUnsafeMutableBytes(of: &scratch) { storage in
+      UnsafeMutableRawBufferPointer(rebasing: storage[length...]).copyMemory(from: bytes)
+    }
+    scratchLength = UInt8(truncatingIfNeeded: length &+ bytes.count)
+  }
+
+  /// Whether ``scratch`` holds exactly `literal` (lower-case ASCII), in any case.
+  mutating func scratchEquals(_ literal: StaticString) -> Bool {
+    Int(scratchLength) == literal.utf8CodeUnitCount
+      && withUnsafeBytes(of: &scratch) { HTTPByteClass.tokenEquals($0.baseAddress!, literal) }
+  }
+
+  /// The header with the `length` token bytes at `name`; only the length and, for the few lengths that
+  /// matter, the bytes are looked at.
+  @inline(__always)
+  static func headerField(named name: UnsafeRawPointer, length: Int) -> HeaderField {
+    switch length {
+    case 4: HTTPByteClass.tokenEquals(name, "host") ? .host : .other
+    case 10: HTTPByteClass.tokenEquals(name, "connection") ? .connection : .other
+    case 14: HTTPByteClass.tokenEquals(name, "content-length") ? .contentLength : .other
+    case 17: HTTPByteClass.tokenEquals(name, "transfer-encoding") ? .transferEncoding : .other
+    default: .other
     }
   }
 
-  /// Whether ``scratch`` holds exactly `literal` (lower-case ASCII).
-  func scratchEquals(_ literal: StaticString) -> Bool {
-    guard Int(scratchLength) == literal.utf8CodeUnitCount else { return false }
-    let expected = literal.utf8Start
-    for offset in 0..<Int(scratchLength) where scratch[offset] != expected[offset] {
-      return false
-    }
-    return true
-  }
-
-  /// Identifies the header named in ``scratch`` and prepares to parse its value.
-  mutating func beginFieldValue() {
-    switch scratchLength {
-    case 4: field = scratchEquals("host") && head.hostLength == 0 && !head.hostTruncated ? .host : .other
-    case 10: field = scratchEquals("connection") ? .connection : .other
-    case 14: field = scratchEquals("content-length") ? .contentLength : .other
-    case 17: field = scratchEquals("transfer-encoding") ? .transferEncoding : .other
-    default: field = .other
-    }
+  /// Prepares to parse the value of `field`. The first `Host` header wins.
+  @inline(__always)
+  mutating func beginFieldValue(_ field: HeaderField) {
+    self.field = field == .host && (head.hostLength > 0 || head.hostTruncated) ? .other : field
     scratchLength = 0
     number = 0
     matchIndex = 0
     valueStarted = false
     inParameters = false
     digitsEnded = false
+  }
+
+  /// Bytes of a field value, all field text; `false` when one makes the message unframeable.
+  mutating func valueBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    switch field {
+    case .other: return true
+    case .contentLength: return bytes.allSatisfy { contentLengthByte($0) }
+    case .transferEncoding, .connection: listTokens(bytes)
+    case .host: appendHost(bytes)
+    }
+    return true
   }
 
   /// Finishes the value at its line end; `false` when it makes the message unframeable.
@@ -146,19 +160,28 @@ extension HTTPStreamParser {
 
   // MARK: Transfer-Encoding and Connection
 
-  /// One byte of a comma-separated list of tokens with optional `;` parameters (transfer codings,
+  /// Bytes of a comma-separated list of tokens with optional `;` parameters (transfer codings,
   /// connection options). Lenient: bytes that fit no token are skipped.
   @inline(__always)
-  mutating func listTokenByte(_ byte: UInt8) {
-    if byte == HTTPByteClass.comma {
-      commitListToken()
-      inParameters = false
-    } else if inParameters {
-      return
-    } else if byte == HTTPByteClass.semicolon {
-      inParameters = true
-    } else if HTTPByteClass.isToken(byte) {
-      appendScratch(HTTPByteClass.lowercased(byte))
+  mutating func listTokens(_ bytes: UnsafeRawBufferPointer) {
+    var index = 0
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte == HTTPByteClass.comma {
+        commitListToken()
+        inParameters = false
+      } else if !inParameters {
+        if byte == HTTPByteClass.semicolon {
+          inParameters = true
+        } else if HTTPByteClass.isToken(byte) {
+          var end = index &+ 1
+          while end < bytes.count, HTTPByteClass.isToken(bytes[end]) { end &+= 1 }
+          appendScratch(UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
+          index = end
+          continue
+        }
+      }
+      index &+= 1
     }
   }
 
@@ -181,21 +204,22 @@ extension HTTPStreamParser {
 
   // MARK: Host
 
-  /// One byte of the `Host` value: leading whitespace skipped, trailing whitespace trimmed at the end
-  /// (``number`` is the length up to the last other byte), truncated at the capacity.
+  /// Bytes of the `Host` value: leading whitespace skipped, truncated at the capacity. ``number`` is the
+  /// length up to the last byte that is not whitespace: trailing whitespace is trimmed at the line end.
   @inline(__always)
-  mutating func hostByte(_ byte: UInt8) {
-    let isWhitespace = HTTPByteClass.isWhitespace(byte)
+  mutating func appendHost(_ bytes: UnsafeRawBufferPointer) {
+    var first = 0
     if !valueStarted {
-      if isWhitespace { return }
+      while first < bytes.count, HTTPByteClass.isWhitespace(bytes[first]) { first &+= 1 }
+      if first == bytes.count { return }
       valueStarted = true
     }
-    guard Int(head.hostLength) < HTTPHead.hostCapacity else {
-      head.hostTruncated = true
-      return
-    }
-    head.host[Int(head.hostLength)] = byte
-    head.hostLength &+= 1
-    if !isWhitespace { number = UInt64(head.hostLength) }
+    let start = Int(head.hostLength)
+    let copied = HTTPHead.append(
+      UnsafeRawBufferPointer(rebasing: bytes[first...]), to: &head.host, length: &head.hostLength,
+      truncated: &head.hostTruncated)
+    var end = first &+ copied
+    while end > first, HTTPByteClass.isWhitespace(bytes[end &- 1]) { end &-= 1 }
+    if end > first { number = UInt64(start &+ end &- first) }
   }
 }

@@ -8,8 +8,10 @@
 /// and ignore the rest of the stream, and a stream whose first bytes are not a request line or status
 /// line (TLS, HTTP/2, a binary protocol) is given up within its first few bytes.
 ///
-/// Heads, chunk-size lines and trailers are scanned byte by byte; a body of known length (or a chunk's
-/// data, or a close-delimited body) costs O(1) per ``feed(_:as:onEvent:)`` call.
+/// Start and header lines that arrive whole are taken a line at a time (``scanLines(_:at:count:)``),
+/// text eight bytes at a time; a line cut across calls, chunk-size lines and trailers are scanned byte
+/// by byte. A body of known length (or a chunk's data, or a close-delimited body) costs O(1) per
+/// ``feed(_:as:onEvent:)`` call.
 ///
 /// Responses to `HEAD` and `CONNECT` are framed by their request: the caller reports each request to the
 /// response direction's parser with ``expectResponse(to:)`` (a FIFO of up to ``pendingCapacity``
@@ -36,7 +38,7 @@ public struct HTTPStreamParser: Sendable {
   var messageBytes: UInt64
   /// FIFO of unanswered requests' ``HTTPRequestKind`` raw values, two bits each, oldest lowest.
   var pendingKinds: UInt64
-  /// Bytes scanned one by one in the current head, or chunk-size line and trailer section.
+  /// Bytes scanned in the current head, or chunk-size line and trailer section.
   var scanBytes: UInt32
   /// Where the parser is.
   var phase: Phase
@@ -56,7 +58,7 @@ public struct HTTPStreamParser: Sendable {
   var inParameters: Bool
   /// Whitespace followed the digits of a `Content-Length` element; another digit is an error.
   var digitsEnded: Bool
-  /// A lower-cased header name or list token, compared with the few names that matter.
+  /// A header name or list token as sent, compared case-insensitively with the few names that matter.
   var scratch: InlineArray<27, UInt8>
   /// The head of the current message (or of the last one, between messages).
   public internal(set) var head: HTTPHead
@@ -142,19 +144,23 @@ public struct HTTPStreamParser: Sendable {
       case .untilClose:
         index = count
       default:
+        var outcome = ScanOutcome.more
         if !crPending {
-          // Runs of bytes that need no decision are consumed in tight loops; the byte that ends a run
-          // goes through `scan`.
+          // Whole lines and runs are consumed without a call per byte; what `scanLines` leaves (a line
+          // cut by the end of the buffer, anything unusual) goes through `scan` one byte at a time.
           let start = index
-          scanRun(base, at: &index, count: count)
+          outcome = scanLines(base, at: &index, count: count)
           let scanned = Int(scanBytes) &+ (index &- start)
           guard scanned <= Int(Self.maxHeadBytes) else { return giveUp(onEvent: onEvent) }
           scanBytes = UInt32(truncatingIfNeeded: scanned)
-          if index == count { break }
         }
-        let byte = base.load(fromByteOffset: index, as: UInt8.self)
-        index &+= 1
-        switch scan(byte) {
+        if outcome == .more {
+          if index == count { break }
+          let byte = base.load(fromByteOffset: index, as: UInt8.self)
+          index &+= 1
+          outcome = scan(byte)
+        }
+        switch outcome {
         case .more:
           break
         case .invalid:
@@ -296,7 +302,7 @@ public struct HTTPStreamParser: Sendable {
 
   // MARK: Byte-by-byte scanning
 
-  /// What one scanned byte did.
+  /// What the scanned bytes did.
   enum ScanOutcome {
     case more, invalid, headEnded, messageEnded
   }
