@@ -21,7 +21,7 @@ cnm_openssl_functions cnm_openssl;
 
 static const char *const cnm_hook_names[] = {
     "read",     "readv",       "recv",       "recvfrom",  "recvmsg",          "write",       "writev",
-    "send",     "sendto",      "sendmsg",    "sendfile",  "close",            "shutdown",    "connect",
+    "send",     "sendto",      "sendmsg",    "sendfile",  "sendfile64",       "close",       "shutdown",    "connect",
     "accept",   "accept4",     "getsockopt", "getaddrinfo", "SSL_do_handshake", "SSL_connect", "SSL_accept",
     "SSL_read", "SSL_read_ex", "SSL_write",  "SSL_write_ex",
 };
@@ -30,6 +30,15 @@ const char *cnm_hook_name(size_t index) { return index < cnm_hook_count() ? cnm_
 
 _Static_assert(sizeof(cnm_original_functions) == sizeof cnm_hook_names / sizeof cnm_hook_names[0] * sizeof(void *),
                "one original per hooked name, in the same order");
+
+void cnm_fill_missing_originals(void) {
+  for (size_t i = 0; i < cnm_hook_count(); i++) {
+    void **slot = cnm_original_slot(i);
+    if (__atomic_load_n(slot, __ATOMIC_ACQUIRE)) continue;
+    void *found = dlsym(RTLD_DEFAULT, cnm_hook_names[i]);
+    if (found) __atomic_store_n(slot, found, __ATOMIC_RELEASE);
+  }
+}
 
 bool cnm_resolve_openssl(void *any_ssl_function) {
   if (cnm_openssl.SSL_get_fd) return true;

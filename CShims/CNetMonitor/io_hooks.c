@@ -105,6 +105,12 @@ TRACKED_PATH tracked_sendfile(int out_fd, int in_fd, off_t *offset, size_t count
   return result;
 }
 
+TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count) {
+  ssize_t result = cnm_originals.sendfile64(out_fd, in_fd, offset, count);
+  account(out_fd, false, NULL, NULL, 0, result);
+  return result;
+}
+
 /* ---- every call: is the descriptor (always the first argument) a tracked connection? ----------- */
 
 #if defined(__x86_64__)
@@ -145,6 +151,7 @@ HOOK(send, 7);
 HOOK(sendto, 8);
 HOOK(sendmsg, 9);
 HOOK(sendfile, 10);
+HOOK(sendfile64, 11);
 #else
 ssize_t cnm_hook_read(int fd, void *buffer, size_t count) {
   return HOOK_TRACKED(fd) ? tracked_read(fd, buffer, count) : cnm_originals.read(fd, buffer, count);
@@ -184,6 +191,10 @@ ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
   return HOOK_TRACKED(out_fd) ? tracked_sendfile(out_fd, in_fd, offset, count)
                               : cnm_originals.sendfile(out_fd, in_fd, offset, count);
 }
+ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count) {
+  return HOOK_TRACKED(out_fd) ? tracked_sendfile64(out_fd, in_fd, offset, count)
+                              : cnm_originals.sendfile64(out_fd, in_fd, offset, count);
+}
 #endif
 
 static const unsigned char zero_bytes[cnm_zero_byte_count];
@@ -192,7 +203,7 @@ const void *cnm_zero_bytes(void) { return zero_bytes; }
 static void *const data_path_hooks[] = {
     (void *)cnm_hook_read,    (void *)cnm_hook_readv,   (void *)cnm_hook_recv,   (void *)cnm_hook_recvfrom,
     (void *)cnm_hook_recvmsg, (void *)cnm_hook_write,   (void *)cnm_hook_writev, (void *)cnm_hook_send,
-    (void *)cnm_hook_sendto,  (void *)cnm_hook_sendmsg, (void *)cnm_hook_sendfile,
+    (void *)cnm_hook_sendto,  (void *)cnm_hook_sendmsg, (void *)cnm_hook_sendfile, (void *)cnm_hook_sendfile64,
 };
 
 size_t cnm_data_path_hook_count(void) { return sizeof data_path_hooks / sizeof data_path_hooks[0]; }

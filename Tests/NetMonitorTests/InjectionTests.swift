@@ -53,6 +53,115 @@ struct InjectionTests {
     #expect(run.stdout == Data("nested\n".utf8))
   }
 
+  @Test("a program that imports connect but not getsockopt is monitored, not crashed")
+  func minimalImports() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // socket, connect, write, read, close: the connect hook still needs getsockopt's original.
+    let source = directory.appendingPathComponent("minimal.c")
+    try """
+      #include <arpa/inet.h>
+      #include <stdio.h>
+      #include <string.h>
+      #include <sys/socket.h>
+      #include <unistd.h>
+      int main(void) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 2;
+        const char *request = "GET /bytes/10 HTTP/1.1\\r\\nHost: minimal\\r\\nConnection: close\\r\\n\\r\\n";
+        write(fd, request, strlen(request));
+        char buffer[4096];
+        while (read(fd, buffer, sizeof buffer) > 0) {}
+        close(fd);
+        puts("done");
+        return 0;
+      }
+      """.write(to: source, atomically: true, encoding: .utf8)
+    let binary = directory.appendingPathComponent("minimal")
+    let build = try ProgramRun.run(["cc", "-o", binary.path, source.path])
+    try #require(build.status == 0, "cc: \(build.stderr)")
+    let imports = try ProgramRun.run(["readelf", "-rW", binary.path])
+    #expect(!String(decoding: imports.stdout, as: UTF8.self).contains("getsockopt"))
+    let output = directory.appendingPathComponent("records.jsonl")
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", binary.path])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout == Data("done\n".utf8))
+    #expect(Self.httpRecords(try Self.records(in: output), port: server.port).isEmpty, "Host: minimal has no port")
+    let http = try Self.records(in: output).compactMap { record -> HTTPRecord? in
+      if case .http(let http) = record { return http }
+      return nil
+    }
+    #expect(http.map(\.target) == ["/bytes/10"])
+  }
+
+  @Test("nginx with sendfile on (Debian's default): bodies sent with sendfile64 are counted")
+  func nginxSendfile() throws {
+    let (elfhook, _) = try Self.products()
+    try #require(LoopbackNginx.isInstalled, "nginx is not installed")
+    let directory = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try FileManager.default.createDirectory(at: directory.appendingPathComponent("www"), withIntermediateDirectories: true)
+    try Data(repeating: UInt8(ascii: "s"), count: 50_000).write(to: directory.appendingPathComponent("www/file.bin"))
+    let port = try LoopbackNginx.freePort()
+    try """
+      daemon off;
+      master_process off;
+      pid \(directory.path)/nginx.pid;
+      error_log \(directory.path)/error.log;
+      events { worker_connections 64; }
+      http {
+        access_log off;
+        sendfile on;
+        client_body_temp_path \(directory.path)/body;
+        server { listen 127.0.0.1:\(port); root \(directory.path)/www; }
+      }
+      """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+    let output = directory.appendingPathComponent("records.jsonl")
+    let monitor = Process()
+    monitor.executableURL = URL(fileURLWithPath: elfhook)
+    monitor.arguments = [
+      "run", "--output", output.path, "--", "/usr/sbin/nginx", "-p", directory.path, "-c",
+      directory.appendingPathComponent("nginx.conf").path, "-e", directory.path + "/error.log",
+    ]
+    monitor.standardError = FileHandle.nullDevice
+    try monitor.run()
+    defer {
+      if let pid = try? String(contentsOfFile: directory.path + "/nginx.pid", encoding: .utf8), let number = Int32(pid.trimmingCharacters(in: .whitespacesAndNewlines)) {
+        kill(number, SIGKILL)
+      }
+      monitor.waitUntilExit()
+    }
+    var listening = false
+    for _ in 0..<300 where !listening {
+      if let fd = try? Sockets.connect(port) {
+        close(fd)
+        listening = true
+      } else {
+        usleep(10_000)
+      }
+    }
+    try #require(listening, "nginx did not start")
+    let fetch = try ProgramRun.run(["curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:\(port)/file.bin"])
+    #expect(fetch.status == 0)
+    usleep(100_000)  // the record is in the ring; give elfhook one drain
+    let pid = try #require(Int32(try String(contentsOfFile: directory.path + "/nginx.pid", encoding: .utf8)
+      .trimmingCharacters(in: .whitespacesAndNewlines)))
+    kill(pid, SIGKILL)
+    monitor.waitUntilExit()
+    let records = try Self.records(in: output)
+    let served = records.compactMap { record -> HTTPRecord? in
+      guard case .http(let http) = record, http.process == "nginx", http.target == "/file.bin" else { return nil }
+      return http
+    }
+    #expect(served.count == 1)
+    #expect((served.first?.responseBytes ?? 0) > 50_000, "the body went out with sendfile64")
+    #expect(served.first?.status == 200)
+  }
+
   @Test("death by a signal is reported as a shell does: 128 + N and the signal's name")
   func signalDeath() throws {
     let (elfhook, _) = try Self.products()

@@ -151,6 +151,7 @@ typedef struct cnm_original_functions {
   ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
   ssize_t (*sendmsg)(int, const struct msghdr *, int);
   ssize_t (*sendfile)(int, int, off_t *, size_t);
+  ssize_t (*sendfile64)(int, int, off_t *, size_t); /* what programs built with _FILE_OFFSET_BITS=64 import (nginx) */
   int (*close)(int);
   int (*shutdown)(int, int);
   int (*connect)(int, const struct sockaddr *, socklen_t);
@@ -176,6 +177,11 @@ const char *cnm_hook_name(size_t index);
 
 /* Where the engine stores the original of cnm_hook_names[index]. */
 static inline void **cnm_original_slot(size_t index) { return (void **)&cnm_originals + index; }
+
+/* The hooks call originals of functions the host may not import itself (connect's hook asks
+ * getsockopt for the socket type): after the rebinding, every original no slot supplied is looked
+ * up by name in the global scope. */
+void cnm_fill_missing_originals(void);
 
 /* OpenSSL functions the TLS hooks call but never hook, found at run time next to the hooked ones. */
 typedef struct cnm_openssl_functions {
@@ -226,8 +232,8 @@ static inline cnm_queue *cnm_record_queue(void) { return cnm_records; }
 static inline void cnm_set_record_queue(cnm_queue *queue) { cnm_records = queue; }
 
 /* ---- the data-path hooks ------------------------------------------------------------------------
- * read, readv, recv, recvfrom, recvmsg, write, writev, send, sendto, sendmsg, sendfile: every
- * byte the process moves passes here, so these eleven are written in C. Each calls the original,
+ * read, readv, recv, recvfrom, recvmsg, write, writev, send, sendto, sendmsg, sendfile(64): every
+ * byte the process moves passes here, so these twelve are written in C. Each calls the original,
  * then costs a bounds check, a byte load and a branch for a descriptor that is not a tracked
  * connection (measured with callgrind: scripts/bench-hooks). The Swift equivalents cost about
  * twice as much: the Swift optimizer merges their identical bodies behind thunks, and cannot
@@ -246,6 +252,7 @@ ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, con
                         socklen_t length);
 ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags);
 ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
+ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count);
 
 /* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
  * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
@@ -276,7 +283,7 @@ static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_
 #define cnm_zero_byte_count 16384
 const void *cnm_zero_bytes(void);
 
-/* The eleven data-path hooks, in the order of cnm_hook_name (they come first). */
+/* The twelve data-path hooks, in the order of cnm_hook_name (they come first). */
 size_t cnm_data_path_hook_count(void);
 void *cnm_data_path_hook(size_t index);
 

@@ -3,7 +3,7 @@ import ElfHook
 import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
-/// receive their originals): the eleven C data-path hooks, then the Swift ones. Installed once
+/// receive their originals): the twelve C data-path hooks, then the Swift ones. Installed once
 /// for the life of the process.
 final class HookInstallation: Sendable {
   private let rebinding = Mutex<RebindingSet?>(nil)
@@ -37,6 +37,7 @@ final class HookInstallation: Sendable {
         (symbol: String(cString: cnm_hook_name(index)), replacement: replacements[index])
       }
       set = try RebindingSet(pairs, originalStorage: cnm_original_slot(0))
+      cnm_fill_missing_originals()
     }
   }
 }

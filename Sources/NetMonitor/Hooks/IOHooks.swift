@@ -1,7 +1,7 @@
 @preconcurrency import CNetMonitor
 import Glibc
 
-// The data path: the hooks themselves are the C functions `cnm_hook_read` … `cnm_hook_sendfile`
+// The data path: the hooks themselves are the C functions `cnm_hook_read` … `cnm_hook_sendfile64`
 // (CShims/CNetMonitor/io_hooks.c: why in C is said there); this is their slow path, called only for
 // tracked connections.
 

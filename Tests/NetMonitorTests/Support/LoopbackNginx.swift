@@ -66,7 +66,7 @@ final class LoopbackNginx {
 
   static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") }
 
-  private static func freePort() throws -> UInt16 {
+  static func freePort() throws -> UInt16 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = Sockets.address(0)
