@@ -1,0 +1,133 @@
+# Shared by the benchmark scripts (scripts/bench and scripts/bench-*): paths, options, samples,
+# servers and their cleanup. Sourced, never run.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The release build the suite measures (scripts/bench builds it): never the default .build.
+scratch=${ELFHOOK_BENCH_SCRATCH:-$root/.build-bench}
+release=$scratch/release
+preload=$release/libElfHookPreload.so
+elfhook=$release/elfhook
+
+quick=0
+for argument in "$@"; do
+  case $argument in
+    --quick) quick=1 ;;
+    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "$(basename "$0"): unknown option $argument (use --quick or nothing)" >&2; exit 2 ;;
+  esac
+done
+
+note() { echo "$(basename "$0"): $*" >&2; }
+fail() {
+  echo "$(basename "$0"): FAILED: $*" >&2
+  exit 1
+}
+need() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (scripts/install-dependencies installs the suite's tools)"
+  done
+}
+need_build() {
+  [[ -x $elfhook && -f $preload ]] || fail "no release build in $scratch: run swift build -c release --scratch-path .build-bench (scripts/bench does)"
+}
+
+# A private directory for this script's files, the record rings included (under /dev/shm, like
+# `elfhook run` uses), removed at exit with every process the script started.
+work=$(mktemp -d "${TMPDIR:-/tmp}/elfhook-bench.XXXXXX")
+rings=$(mktemp -d /dev/shm/elfhook-bench.XXXXXX 2>/dev/null || mktemp -d "${TMPDIR:-/tmp}/elfhook-bench-rings.XXXXXX")
+samples=$work/samples
+: >"$samples"
+started_pids=()
+pid_files=()
+cleanup() {
+  local pid file deadline=$((SECONDS + 5))
+  # nginx with master_process off ignores SIGTERM: SIGKILL the servers this script started first,
+  # so that what runs them (elfhook run: it removes its ring directory; strace; ltrace) ends by
+  # itself, then SIGKILL whatever is left.
+  for file in "${pid_files[@]}"; do
+    [[ -s $file ]] && kill -KILL "$(cat "$file")" 2>/dev/null || true
+  done
+  for pid in "${started_pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work" "$rings"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# spawn STDERR COMMAND…: runs COMMAND in the background (stdin and stdout /dev/null, stderr to
+# STDERR) and sets spawned_pid to its pid. It runs under a subshell that reaps it, so that a
+# command killed by a signal is not announced on this script's stderr.
+spawn() {
+  local stderr=$1
+  shift
+  rm -f "$work/spawned.pid"
+  ("$@" </dev/null >/dev/null 2>"$stderr" &
+    echo $! >"$work/spawned.pid"
+    wait $!) 2>/dev/null &
+  started_pids+=($!)
+  until [[ -s $work/spawned.pid ]]; do sleep 0.01; done
+  spawned_pid=$(cat "$work/spawned.pid")
+  started_pids+=("$spawned_pid")
+}
+
+# wait_gone PID SECONDS: until PID has exited; SIGKILL it after SECONDS.
+wait_gone() {
+  local deadline=$((SECONDS + $2))
+  while kill -0 "$1" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
+  kill -KILL "$1" 2>/dev/null || true
+  while kill -0 "$1" 2>/dev/null; do sleep 0.05; done
+}
+
+# summary_value KEY FILE: a count from the summary `elfhook run` wrote to FILE (http, opened,
+# accepted, dns, dropped, records); empty when there is none.
+summary_value() {
+  python3 "$root/Benchmarks/suite/summary.py" "$2" 2>/dev/null | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }' || true
+}
+
+# result KEY VALUE: a headline figure for scripts/bench's goals table (ELFHOOK_BENCH_RESULTS).
+result() {
+  [[ -n ${ELFHOOK_BENCH_RESULTS:-} ]] && echo "$1 $2" >>"$ELFHOOK_BENCH_RESULTS"
+  return 0
+}
+
+# sample KEY VALUE: one measurement; stats … turns the samples of a key into a table cell.
+sample() { echo "$1 $2" >>"$samples"; }
+stats() { python3 "$root/Benchmarks/suite/stats.py" "$samples" "$@"; }
+
+# A TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_http URL SECONDS: until the URL answers 200, or fail after SECONDS. Returns 1 on timeout.
+wait_http() {
+  local deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    [[ $(curl -s -m 2 -o /dev/null -w '%{http_code}' "$1" 2>/dev/null) == 200 ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# cpu_seconds PID: user + system CPU time the process itself has used so far.
+cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# rss_kb PID [FIELD]: VmRSS (or RssAnon, RssFile…) of a live process, in KiB.
+rss_kb() { awk -v f="${2:-VmRSS}:" '$1 == f { print $2 }' "/proc/$1/status"; }
+
+# now: seconds since the epoch, with nanoseconds.
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
+
+# The machine, for the tables' captions.
+machine() {
+  local cpu
+  cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+  echo "$(nproc) cores ($cpu), kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Statistics over the samples a benchmark script collected (scripts/bench-*).
+
+The samples file has one sample per line: KEY VALUE. Commands (each prints one line):
+  stats.py FILE cell KEY [DIGITS]       median (min–max), e.g. "38,274 (35,112–40,020)"
+  stats.py FILE median KEY              the median, unformatted
+  stats.py FILE count KEY               how many samples KEY has
+  stats.py FILE ratio KEY BASE [DIGITS] KEY over BASE: the median of the ratios of the runs made
+                                        side by side (sample i of KEY with sample i of BASE), and
+                                        their range, e.g. "0.62× (0.55–0.70)"
+  stats.py FILE diff KEY BASE [DIGITS]  the same for KEY - BASE, e.g. "+4.1 (+3.2–+5.0)"
+  stats.py FILE pair ratio|diff KEY BASE  that median alone, unformatted
+"""
+import statistics
+import sys
+
+
+def load(path):
+    samples = {}
+    with open(path) as file:
+        for line in file:
+            parts = line.split()
+            if len(parts) == 2:
+                samples.setdefault(parts[0], []).append(float(parts[1]))
+    return samples
+
+
+def number(value, digits):
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def signed(value, digits):
+    return ("+" if value >= 0 else "−") + number(abs(value), digits)
+
+
+def main(argv):
+    path, command, key = argv[1], argv[2], argv[3]
+    samples = load(path)
+    values = samples.get(key, [])
+    if command == "pair":
+        kind, key, base = argv[3], argv[4], argv[5]
+        pairs = list(zip(samples.get(key, []), samples.get(base, [])))
+        results = [a / b if kind == "ratio" else a - b for a, b in pairs if kind != "ratio" or b != 0]
+        print(statistics.median(results) if results else "–")
+        return
+    if command == "count":
+        print(len(values))
+        return
+    if not values:
+        print("–")
+        return
+    if command == "median":
+        print(statistics.median(values))
+    elif command == "cell":
+        digits = int(argv[4]) if len(argv) > 4 else 1
+        median = number(statistics.median(values), digits)
+        if len(values) == 1:
+            print(median)
+        else:
+            print(f"{median} ({number(min(values), digits)}–{number(max(values), digits)})")
+    elif command in ("ratio", "diff"):
+        base = samples.get(argv[4], [])
+        digits = int(argv[5]) if len(argv) > 5 else 2
+        if not base:
+            print("–")
+            return
+        pairs = list(zip(values, base))
+        if command == "ratio":
+            results = [a / b for a, b in pairs if b != 0]
+            show = lambda v: number(v, digits)
+            suffix = "×"
+        else:
+            results = [a - b for a, b in pairs]
+            show = lambda v: signed(v, digits)
+            suffix = ""
+        if not results:
+            print("–")
+        elif len(results) == 1:
+            print(f"{show(results[0])}{suffix}")
+        else:
+            print(f"{show(statistics.median(results))}{suffix} ({show(min(results))}–{show(max(results))})")
+    else:
+        sys.exit(f"stats.py: unknown command {command}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
