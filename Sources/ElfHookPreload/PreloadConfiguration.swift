@@ -16,7 +16,9 @@ struct PreloadConfiguration: Equatable {
   /// `ELFHOOK_BUFFER_RECORDS`: records the ring holds until `elfhook` takes them.
   var capacity: Int
 
-  static let defaultCapacity = 4096
+  /// 1024 records (about 1.6 MB): the ring's blocks are reserved at start, and a larger default
+  /// cost every process a millisecond more there (BENCHMARKS.md, process start).
+  static let defaultCapacity = 1024
   static let capacityRange = 64...(1 << 20)
 
   /// The configuration of this process, nil when `ELFHOOK_DISABLE=1` asks for none.

@@ -13,9 +13,11 @@ final class RunSession {
   private var lastLiveUpdate = 0.0
   private var liveLinesShown = 0
 
-  /// How often the rings are drained: often enough that a ring of 4096 records absorbs bursts of
-  /// some 100k records per second.
-  static let drainIntervalMilliseconds = 20
+  /// How often the rings are drained: every 20 ms while little happens, every 5 ms while records
+  /// keep coming, so that the default ring of 1024 records absorbs some 200k records per second.
+  static let idleDrainMilliseconds = 20
+  static let busyDrainMilliseconds = 5
+  private var lastDrained = 0
 
   init(collector: RingCollector, outputFile: RecordOutputFile?, format: RunCommand.Format, live: Bool) {
     self.collector = collector
@@ -27,7 +29,8 @@ final class RunSession {
   /// Drains and relays signals until the child exits; returns how it ended.
   func supervise(_ child: ChildProcess, signals: SignalRelay) -> ChildExit {
     while true {
-      switch signals.wait(milliseconds: Self.drainIntervalMilliseconds) {
+      let interval = lastDrained > 0 ? Self.busyDrainMilliseconds : Self.idleDrainMilliseconds
+      switch signals.wait(milliseconds: interval) {
       case .signal(let signal, let fromProcess):
         if fromProcess { kill(child.pid, signal) }
       case .timeout, .childStateChanged:
@@ -56,7 +59,7 @@ final class RunSession {
   /// command keeps running, and the summary still comes at the end.
   private func drain(final: Bool) {
     var lines = ""
-    collector.drain(final: final) { transaction in
+    lastDrained = collector.drain(final: final) { transaction in
       summary.add(transaction)
       if outputFile != nil || format == .jsonl { lines += transaction.jsonLine() + "\n" }
     }
