@@ -15,10 +15,31 @@ struct InjectionTests {
     return (elfhook, try #require(BuiltProducts.preloadLibrary))
   }
 
-  private static func scratchDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
+  /// A directory of the test's own (a test removes it with `defer { scratch.remove() }`).
+  private struct Scratch {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
+    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    func remove() { try? FileManager.default.removeItem(at: url) }
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+  }
+
+  /// Builds the C program `source` with the system compiler; the binary's URL.
+  private static func compile(_ source: String, named name: String, in scratch: Scratch, flags: [String] = [])
+    throws -> URL
+  {
+    let file = scratch.file(name + ".c")
+    try source.write(to: file, atomically: true, encoding: .utf8)
+    let binary = scratch.file(name)
+    let build = try ProgramRun.run(["cc"] + flags + ["-o", binary.path, file.path])
+    try #require(build.status == 0, "cc \(name).c: \(build.stderr)")
+    return binary
+  }
+
+  private static func connectionRecords(_ records: [Transaction], port: UInt16) -> [ConnectionRecord] {
+    records.compactMap { record -> ConnectionRecord? in
+      guard case .connection(let connection) = record, connection.peerPort == port else { return nil }
+      return connection
+    }
   }
 
   private static func records(in file: URL) throws -> [Transaction] {
@@ -57,11 +78,11 @@ struct InjectionTests {
   func minimalImports() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
     // socket, connect, write, read, close: the connect hook still needs getsockopt's original.
-    let source = directory.appendingPathComponent("minimal.c")
-    try """
+    let binary = try Self.compile(
+      """
       #include <arpa/inet.h>
       #include <stdio.h>
       #include <string.h>
@@ -80,13 +101,10 @@ struct InjectionTests {
         puts("done");
         return 0;
       }
-      """.write(to: source, atomically: true, encoding: .utf8)
-    let binary = directory.appendingPathComponent("minimal")
-    let build = try ProgramRun.run(["cc", "-o", binary.path, source.path])
-    try #require(build.status == 0, "cc: \(build.stderr)")
+      """, named: "minimal", in: scratch)
     let imports = try ProgramRun.run(["readelf", "-rW", binary.path])
     #expect(!String(decoding: imports.stdout, as: UTF8.self).contains("getsockopt"))
-    let output = directory.appendingPathComponent("records.jsonl")
+    let output = scratch.file("records.jsonl")
     let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", binary.path])
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout == Data("done\n".utf8))
@@ -102,35 +120,35 @@ struct InjectionTests {
   func nginxSendfile() throws {
     let (elfhook, _) = try Self.products()
     try #require(LoopbackNginx.isInstalled, "nginx is not installed")
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    try FileManager.default.createDirectory(at: directory.appendingPathComponent("www"), withIntermediateDirectories: true)
-    try Data(repeating: UInt8(ascii: "s"), count: 50_000).write(to: directory.appendingPathComponent("www/file.bin"))
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    try FileManager.default.createDirectory(at: scratch.file("www"), withIntermediateDirectories: true)
+    try Data(repeating: UInt8(ascii: "s"), count: 50_000).write(to: scratch.file("www/file.bin"))
     let port = try LoopbackNginx.freePort()
     try """
       daemon off;
       master_process off;
-      pid \(directory.path)/nginx.pid;
-      error_log \(directory.path)/error.log;
+      pid \(scratch.url.path)/nginx.pid;
+      error_log \(scratch.url.path)/error.log;
       events { worker_connections 64; }
       http {
         access_log off;
         sendfile on;
-        client_body_temp_path \(directory.path)/body;
-        server { listen 127.0.0.1:\(port); root \(directory.path)/www; }
+        client_body_temp_path \(scratch.url.path)/body;
+        server { listen 127.0.0.1:\(port); root \(scratch.url.path)/www; }
       }
-      """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-    let output = directory.appendingPathComponent("records.jsonl")
+      """.write(to: scratch.file("nginx.conf"), atomically: true, encoding: .utf8)
+    let output = scratch.file("records.jsonl")
     let monitor = Process()
     monitor.executableURL = URL(fileURLWithPath: elfhook)
     monitor.arguments = [
-      "run", "--output", output.path, "--", "/usr/sbin/nginx", "-p", directory.path, "-c",
-      directory.appendingPathComponent("nginx.conf").path, "-e", directory.path + "/error.log",
+      "run", "--output", output.path, "--", "/usr/sbin/nginx", "-p", scratch.url.path, "-c",
+      scratch.file("nginx.conf").path, "-e", scratch.url.path + "/error.log",
     ]
     monitor.standardError = FileHandle.nullDevice
     try monitor.run()
     defer {
-      if let pid = try? String(contentsOfFile: directory.path + "/nginx.pid", encoding: .utf8), let number = Int32(pid.trimmingCharacters(in: .whitespacesAndNewlines)) {
+      if let pid = try? String(contentsOfFile: scratch.url.path + "/nginx.pid", encoding: .utf8), let number = Int32(pid.trimmingCharacters(in: .whitespacesAndNewlines)) {
         kill(number, SIGKILL)
       }
       monitor.waitUntilExit()
@@ -148,7 +166,7 @@ struct InjectionTests {
     let fetch = try ProgramRun.run(["curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:\(port)/file.bin"])
     #expect(fetch.status == 0)
     usleep(100_000)  // the record is in the ring; give elfhook one drain
-    let pid = try #require(Int32(try String(contentsOfFile: directory.path + "/nginx.pid", encoding: .utf8)
+    let pid = try #require(Int32(try String(contentsOfFile: scratch.url.path + "/nginx.pid", encoding: .utf8)
       .trimmingCharacters(in: .whitespacesAndNewlines)))
     kill(pid, SIGKILL)
     monitor.waitUntilExit()
@@ -182,9 +200,9 @@ struct InjectionTests {
   func twoProcesses() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let output = directory.appendingPathComponent("records.jsonl")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
     let url = "http://127.0.0.1:\(server.port)"
     let run = try ProgramRun.run([
       elfhook, "run", "--output", output.path, "--", "sh", "-c",
@@ -223,9 +241,9 @@ struct InjectionTests {
   func killedProcessKeepsItsRecords() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let output = directory.appendingPathComponent("records.jsonl")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
     let program = """
       import http.client, os, signal
       for i in range(20):
@@ -242,20 +260,16 @@ struct InjectionTests {
     #expect(http.count == 20)
     #expect(Set(http.map(\.target)) == Set((0..<20).map { "/bytes/\(100 + $0)" }))
     #expect(http.allSatisfy { $0.responseBytes > 100 })
-    let connections = records.filter {
-      if case .connection(let connection) = $0 { return connection.peerPort == server.port }
-      return false
-    }
-    #expect(connections.count == 20)
+    #expect(Self.connectionRecords(records, port: server.port).count == 20)
   }
 
   @Test("a forked child records into a ring of its own, without the parent's connections")
   func forkedChild() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let output = directory.appendingPathComponent("records.jsonl")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
     // The parent opens a connection before the fork and closes it after: only the parent's
     // record may carry it. The child makes one request of its own.
     let program = """
@@ -281,10 +295,7 @@ struct InjectionTests {
     let parent = try #require(http.first { $0.target == "/bytes/11" })
     let child = try #require(http.first { $0.target == "/bytes/22" })
     #expect(parent.pid != child.pid)
-    let connections = records.compactMap { record -> ConnectionRecord? in
-      guard case .connection(let connection) = record, connection.peerPort == server.port else { return nil }
-      return connection
-    }
+    let connections = Self.connectionRecords(records, port: server.port)
     #expect(connections.filter { $0.pid == parent.pid }.count == 1)
     #expect(connections.filter { $0.pid == child.pid }.count == 1, "the child's own connection only")
   }
@@ -298,16 +309,16 @@ struct InjectionTests {
     #expect(!neededText.contains("libelf"))
     #expect(!neededText.contains("libFoundation"))
     let server = try LoopbackServer()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
     let run = try ProgramRun.run(
-      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path)/%p.ring",
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring",
        "/usr/bin/curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/bytes/321"])
     #expect(run.status == 0)
     #expect(run.stderr.isEmpty, "\(run.stderr)")
-    let rings = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+    let rings = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
     #expect(rings.count == 1)
-    let path = directory.appendingPathComponent(try #require(rings.first)).path
+    let path = scratch.file(try #require(rings.first)).path
     let attributes = try FileManager.default.attributesOfItem(atPath: path)
     #expect((attributes[.posixPermissions] as? Int) == 0o600)
     // `elfhook report` reads the ring where it lies and leaves the records in it.
@@ -326,13 +337,13 @@ struct InjectionTests {
   @Test("ELFHOOK_DISABLE=1 injects but records nothing; bad configuration is one line and no change")
   func configuration() throws {
     let (_, library) = try Self.products()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
     let script = "echo out; exit 3"
-    let base = ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path)/%p.ring"]
+    let base = ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring"]
     let disabled = try ProgramRun.run(base + ["ELFHOOK_DISABLE=1", "/bin/sh", "-c", script])
     #expect(disabled.status == 3 && disabled.stdout == Data("out\n".utf8) && disabled.stderr.isEmpty)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
     for bad in ["ELFHOOK_DISABLE=yes", "ELFHOOK_LOG=loud", "ELFHOOK_BUFFER_RECORDS=1000", "ELFHOOK_OUTPUT="] {
       let run = try ProgramRun.run(base + [bad, "/bin/sh", "-c", script])
       #expect(run.status == 3, "\(bad)")
@@ -350,8 +361,8 @@ struct InjectionTests {
   @Test("a full ring drops records and counts them; the host is never blocked")
   func overflowIsCounted() throws {
     let (_, library) = try Self.products()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
     // 150 refused connects, each a connection record, into a ring of 64 nobody drains.
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = Sockets.address(0)
@@ -370,11 +381,11 @@ struct InjectionTests {
       print("done")
       """
     let run = try ProgramRun.run(
-      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path)/%p.ring",
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring",
        "ELFHOOK_BUFFER_RECORDS=64", "/usr/bin/python3", "-c", program])
     #expect(run.status == 0 && run.stdout == Data("done\n".utf8))
-    let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first)
-    let ring = try RecordRing(path: directory.appendingPathComponent(name).path)
+    let name = try #require(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).first)
+    let ring = try RecordRing(path: scratch.file(name).path)
     var refused = 0
     ring.drain { record in
       if case .connection(let connection) = record, connection.peerPort == closedPort,
@@ -390,9 +401,9 @@ struct InjectionTests {
   @Test("SIGTERM sent to elfhook reaches the command, whose exit status comes back")
   func forwardsSigterm() throws {
     let (elfhook, _) = try Self.products()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let ready = directory.appendingPathComponent("ready")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let ready = scratch.file("ready")
     let program = """
       import signal, sys, time
       signal.signal(signal.SIGTERM, lambda *a: sys.exit(42))
@@ -415,14 +426,11 @@ struct InjectionTests {
   @Test("a statically linked command still runs, with one line saying it is not monitored")
   func staticCommand() throws {
     let (elfhook, _) = try Self.products()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let source = directory.appendingPathComponent("hello.c")
-    try "#include <stdio.h>\nint main(void) { puts(\"static hello\"); return 5; }\n".write(
-      to: source, atomically: true, encoding: .utf8)
-    let binary = directory.appendingPathComponent("hello-static")
-    let build = try ProgramRun.run(["cc", "-static", "-o", binary.path, source.path])
-    try #require(build.status == 0, "cc -static: \(build.stderr)")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let binary = try Self.compile(
+      "#include <stdio.h>\nint main(void) { puts(\"static hello\"); return 5; }\n", named: "hello-static",
+      in: scratch, flags: ["-static"])
     let run = try ProgramRun.run([elfhook, "run", "--", binary.path])
     #expect(run.status == 5)
     #expect(run.stdout == Data("static hello\n".utf8))
@@ -433,13 +441,13 @@ struct InjectionTests {
   @Test("--output refuses a symbolic link and another user's file, before running anything")
   func outputFileSafety() throws {
     let (elfhook, _) = try Self.products()
-    let directory = try Self.scratchDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let target = directory.appendingPathComponent("victim")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let target = scratch.file("victim")
     try "precious\n".write(to: target, atomically: true, encoding: .utf8)
-    let link = directory.appendingPathComponent("link.jsonl")
+    let link = scratch.file("link.jsonl")
     try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
-    let marker = directory.appendingPathComponent("ran")
+    let marker = scratch.file("ran")
     let viaLink = try ProgramRun.run([elfhook, "run", "--output", link.path, "--", "touch", marker.path])
     #expect(viaLink.status == 1)
     #expect(viaLink.stderr.contains("symbolic link"))
