@@ -194,6 +194,10 @@ struct InjectionTests {
     let run = try ProgramRun.run([elfhook, "run", "--", "no-such-command-elfhook"])
     #expect(run.status == 127)
     #expect(run.stderr == "elfhook: no-such-command-elfhook: command not found\n")
+    // The command is captured verbatim; --help in its place still asks for help.
+    let help = try ProgramRun.run([elfhook, "run", "--help"])
+    #expect(help.status == 0)
+    #expect(String(decoding: help.stdout, as: UTF8.self).contains("USAGE: elfhook run"))
   }
 
   @Test("two curls under one sh give http records from two processes, merged into one file")

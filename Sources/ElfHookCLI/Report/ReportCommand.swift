@@ -9,8 +9,9 @@ struct ReportCommand: ParsableCommand {
     abstract:
       "Summarize record files: hosts, endpoints, DNS, failed calls, the slowest requests, and a timing waterfall.",
     discussion: """
-      Reads the JSON Lines record files that `elfhook run --output FILE` or ELFHOOK_OUTPUT wrote \
-      (one record per line: dns, connection or http) and prints a line of totals, then the tables: \
+      Reads record files — JSON Lines as `elfhook run --output FILE` writes them (one record per \
+      line: dns, connection or http), or the record rings an injected process writes to \
+      ELFHOOK_OUTPUT (read in place, their records left in them) — and prints a line of totals, then the tables: \
       HOSTS (server name and port), ENDPOINTS (method, host and path without the query string), \
       DNS (getaddrinfo calls per name), FAILED CALLS (DNS and connection failures by call and \
       code), and the SLOWEST REQUESTS split into their phases.
@@ -40,7 +41,7 @@ struct ReportCommand: ParsableCommand {
   var waterfall = false
 
   @Argument(
-    help: ArgumentHelp("Record files in JSON Lines, as `elfhook run --output` writes them.", valueName: "RECORDS"))
+    help: ArgumentHelp("Record files: JSON Lines (`elfhook run --output`) or record rings (ELFHOOK_OUTPUT).", valueName: "RECORDS"))
   var records: [String]
 
   func run() throws {

@@ -9,25 +9,25 @@ struct RunCommand: ParsableCommand {
     commandName: "run",
     abstract: "Run a command with the network monitor injected, and summarize its transactions.",
     discussion: """
-      COMMAND runs with libElfHookPreload.so in LD_PRELOAD. Its stdin, stdout, stderr and terminal
-      are its own, and elfhook exits with its exit status (128 + N when signal N killed it, as a
-      shell reports it). SIGTERM, SIGHUP and a SIGINT sent to elfhook by another process are
-      passed on to it. Children it forks and programs it executes are monitored too, each into a
-      record file of its own, until COMMAND exits.
+      COMMAND runs with libElfHookPreload.so in LD_PRELOAD. Its stdin, stdout, stderr and terminal \
+      are its own, and elfhook exits with its exit status (128 + N when signal N killed it, as a \
+      shell reports it). SIGTERM, SIGHUP and a SIGINT sent to elfhook by another process are passed \
+      on to it. Children it forks and programs it executes are monitored too, each into a record \
+      file of its own, until COMMAND exits.
 
-      At the end a summary goes to stderr: requests per host and endpoint, errors, p50/p95/max
-      durations, bytes, and the slowest requests with their DNS | connect | TLS | wait | transfer
-      phases. Records are kept in a crash-safe shared mapping the moment they complete, so a
+      At the end a summary goes to stderr: requests per host and endpoint, errors, p50/p95/max \
+      durations, bytes, and the slowest requests with their DNS | connect | TLS | wait | transfer \
+      phases. Records are kept in a crash-safe shared mapping the moment they complete, so a \
       process killed with SIGKILL loses none.
 
-      Statically linked and set-user-ID programs cannot be injected; they still run, with one
-      line saying so.
+      Statically linked and set-user-ID programs cannot be injected; they still run, with one line \
+      saying so. ELFHOOK_DISABLE=1 in the environment runs COMMAND with the library loaded but idle.
 
       Examples:
         elfhook run -- curl -s https://example.org/
         elfhook run --output records.jsonl -- python3 app.py
         elfhook run --live -- nginx -g 'daemon off;'
-        elfhook report records.jsonl
+        elfhook report --waterfall records.jsonl
       """
   )
 
@@ -50,6 +50,8 @@ struct RunCommand: ParsableCommand {
   var command: [String] = []
 
   func validate() throws {
+    // The command is captured verbatim, so `elfhook run --help` would otherwise run "--help".
+    if let first = command.first, first == "--help" || first == "-h" { throw CleanExit.helpRequest(self) }
     if arguments.isEmpty { throw ValidationError("Missing the command to run: elfhook run [OPTIONS] -- COMMAND [ARGS…]") }
   }
 
