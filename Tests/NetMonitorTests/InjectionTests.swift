@@ -188,12 +188,25 @@ struct InjectionTests {
     #expect(run.stderr.contains("Killed"))
   }
 
-  @Test("a command that cannot be found exits 127 with one line")
+  @Test("not a program: not found exits 127, a directory 126, a script without #! runs under sh; --help helps")
   func commandNotFound() throws {
     let (elfhook, _) = try Self.products()
     let run = try ProgramRun.run([elfhook, "run", "--", "no-such-command-elfhook"])
     #expect(run.status == 127)
     #expect(run.stderr == "elfhook: no-such-command-elfhook: command not found\n")
+    // Not a program: a directory is refused as a shell refuses it; a script without `#!` runs
+    // under /bin/sh, as a shell runs it.
+    let directory = try ProgramRun.run([elfhook, "run", "--", "/etc"])
+    #expect(directory.status == 126)
+    #expect(directory.stderr == "elfhook: /etc: Permission denied\n")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let script = scratch.file("no-shebang")
+    try "echo from-script \"$1\"\nexit 4\n".write(to: script, atomically: true, encoding: .utf8)
+    chmod(script.path, 0o755)
+    let plain = try ProgramRun.run([elfhook, "run", "--", script.path, "argument"])
+    #expect(plain.status == 4)
+    #expect(plain.stdout == Data("from-script argument\n".utf8))
     // The command is captured verbatim; --help in its place still asks for help.
     let help = try ProgramRun.run([elfhook, "run", "--help"])
     #expect(help.status == 0)

@@ -36,7 +36,19 @@ struct ChildProcess {
       envp.forEach { free($0) }
     }
     var pid = pid_t()
-    let status = posix_spawnp(&pid, arguments[0], nil, &attributes, argv, envp)
+    var status = posix_spawnp(&pid, arguments[0], nil, &attributes, argv, envp)
+    // An executable file that is not a program (a script without `#!`) runs under /bin/sh, as
+    // execvp and every shell run it; posix_spawnp does not do that itself.
+    if status == ENOEXEC,
+      let path = CommandPreflight.resolve(arguments[0], searchPath: environment["PATH"] ?? "/usr/bin:/bin")
+    {
+      let shellArgv = [strdup("/bin/sh"), strdup(path)] + argv.dropFirst()
+      defer {
+        free(shellArgv[0])
+        free(shellArgv[1])
+      }
+      status = posix_spawn(&pid, "/bin/sh", nil, &attributes, Array(shellArgv), envp)
+    }
     guard status == 0 else { throw SpawnError(command: arguments[0], errno: status) }
     return ChildProcess(pid: pid)
   }

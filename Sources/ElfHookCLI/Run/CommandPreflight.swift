@@ -34,13 +34,15 @@ enum CommandPreflight {
     return nil
   }
 
-  /// The interpreter a `#!` script names.
+  /// The interpreter a `#!` script names (nil for anything else, a directory included).
   private static func scriptInterpreter(_ path: String) -> String? {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-    defer { try? handle.close() }
-    let head = handle.readData(ofLength: 256)
-    guard head.starts(with: Array("#!".utf8)) else { return nil }
-    let line = String(decoding: head.dropFirst(2).prefix { $0 != 0x0A }, as: UTF8.self)
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var head = [UInt8](repeating: 0, count: 256)
+    let count = read(fd, &head, head.count)
+    guard count > 2, head[0] == UInt8(ascii: "#"), head[1] == UInt8(ascii: "!") else { return nil }
+    let line = String(decoding: head[2..<count].prefix { $0 != 0x0A }, as: UTF8.self)
     return line.split(separator: " ", omittingEmptySubsequences: true).first.map(String.init)
   }
 }
