@@ -30,19 +30,6 @@ final class RecordOutputFile {
 
   /// Appends `text` (whole lines): what is written is on disk even if `elfhook` is killed later.
   func append(_ text: String) throws(CommandFailure) {
-    var text = text
-    let ok = text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          return false
-        }
-        offset += written
-      }
-      return true
-    }
-    if !ok { throw .input("cannot write \(path): \(String(cString: strerror(errno)))") }
+    if !writeAll(descriptor, text) { throw .input("cannot write \(path): \(String(cString: strerror(errno)))") }
   }
 }

@@ -59,6 +59,12 @@ struct RunCommand: ParsableCommand {
   private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
   func run() throws {
+    Foundation.exit(try monitor())
+  }
+
+  /// Runs the command monitored; returns the status elfhook exits with (the command's, as a shell
+  /// reports it). The record directory is removed on every path out.
+  private func monitor() throws -> Int32 {
     let library = try PreloadLibrary.locate()
     let outputFile = try output.map { (path: String) throws(CommandFailure) in try RecordOutputFile(path: path) }
     let collector = try RingCollector()
@@ -79,16 +85,14 @@ struct RunCommand: ParsableCommand {
       child = try ChildProcess.spawn(arguments, environment: environment, defaultSIGPIPE: !signals.callerIgnoredSIGPIPE)
     } catch {
       signals.restore()
-      collector.remove()
       Terminal.say(error.description)
-      Foundation.exit(error.exitStatus)
+      return error.exitStatus
     }
     let exit = session.supervise(child, signals: signals)
     signals.restore()
     session.finish()
-    collector.remove()
     if let message = exit.signalMessage { Terminal.say("\(arguments[0]): \(message)") }
-    Foundation.exit(exit.shellStatus)
+    return exit.shellStatus
   }
 }
 
@@ -97,18 +101,7 @@ struct RunCommand: ParsableCommand {
 enum Terminal {
   static func say(_ message: String) { write("elfhook: \(message)\n") }
 
-  static func write(_ text: String) {
-    var text = text
-    text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 && errno == EINTR { continue }
-        if written <= 0 { return }
-        offset += written
-      }
-    }
-  }
+  static func write(_ text: String) { _ = writeAll(STDERR_FILENO, text) }
 
   static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
   static var supportsColor: Bool { TerminalCapabilities.supportsColor(STDERR_FILENO) }
