@@ -14,10 +14,9 @@
 int32_t cnm_pid;
 
 static struct {
-  char pattern[PATH_MAX];
+  char pattern[PATH_MAX]; /* empty: records go to an in-process queue */
   size_t capacity, record_size;
   uint64_t record_layout;
-  bool uses_ring;
 } fork_configuration;
 
 static void forget_connections(void) {
@@ -49,7 +48,7 @@ static void switch_to_own_ring(void) {
 static void after_fork_in_child(void) {
   cnm_pid = (int32_t)getpid();
   forget_connections();
-  if (fork_configuration.uses_ring) {
+  if (fork_configuration.pattern[0]) {
     switch_to_own_ring();
   } else {
     cnm_records = NULL; /* the recorder thread that consumed the queue was not forked */
@@ -65,7 +64,6 @@ void cnm_fork_handling_set_up(const char *ring_pattern, size_t capacity, size_t 
     fork_configuration.capacity = capacity;
     fork_configuration.record_size = record_size;
     fork_configuration.record_layout = record_layout;
-    fork_configuration.uses_ring = true;
   }
   if (!installed) {
     installed = true;

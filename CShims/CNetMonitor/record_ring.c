@@ -47,7 +47,7 @@ static int create_exclusively(const char *base, char *path, size_t path_size) {
   return -1;
 }
 
-static void read_process_name(char *name, size_t size) {
+void cnm_process_name(char *name, size_t size) {
   memset(name, 0, size);
   int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
@@ -97,7 +97,7 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
   header->file_size = file_size;
   header->created_unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
   header->pid = (int32_t)getpid();
-  read_process_name(header->process, sizeof header->process);
+  cnm_process_name(header->process, sizeof header->process);
   /* The magic last: a reader never takes a half-written header for a ring. */
   __atomic_thread_fence(__ATOMIC_RELEASE);
   memcpy(header->magic, CNM_RING_MAGIC, sizeof header->magic);

@@ -27,12 +27,7 @@ func elfhookPreloadStart() {
 
 /// `name[pid]`, the way diagnostics name the host.
 private func processLabel() -> String {
-  var name = [UInt8](repeating: 0, count: 32)
-  let fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC)
-  let count = fd >= 0 ? read(fd, &name, name.count) : 0
-  if fd >= 0 { close(fd) }
-  let text = String(decoding: name.prefix(max(count, 0)).filter { $0 != 0x0A }, as: UTF8.self)
-  return "\(text)[\(getpid())]"
+  "\(NetMonitor.processName())[\(getpid())]"
 }
 
 /// One line to stderr, with one write: no stdio buffer of the host is touched.

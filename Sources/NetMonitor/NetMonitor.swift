@@ -120,15 +120,9 @@ public enum NetMonitor {
   }
 
   /// `/proc/self/comm`: the short name records carry.
-  private static func processName() -> String {
-    let fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return "" }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 64)
-    let count = read(fd, &buffer, buffer.count)
-    guard count > 0 else { return "" }
-    var text = String(decoding: buffer[0..<count], as: UTF8.self)
-    while text.last == "\n" { text.removeLast() }
-    return text
+  public static func processName() -> String {
+    var name = [CChar](repeating: 0, count: 32)
+    cnm_process_name(&name, name.count)
+    return string(name)
   }
 }

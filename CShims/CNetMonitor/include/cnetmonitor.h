@@ -105,6 +105,10 @@ typedef struct cnm_ring_header {
 cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
                            char *path, size_t path_size);
 
+/* The process's short name (/proc/self/comm, at most 15 bytes), NUL-terminated in `name`; empty
+ * when it cannot be read. What records and ring headers carry. */
+void cnm_process_name(char *name, size_t size);
+
 /* Unmaps the ring `queue` belongs to (created by cnm_ring_create in this process). */
 void cnm_ring_unmap(cnm_queue *queue);
 
