@@ -19,7 +19,13 @@ let package = Package(
     .executable(name: "elfhook", targets: ["elfhook"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    // OTLP's protobuf messages (the generated code in Sources/OTLPProto needs the runtime only).
+    .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+    // `elfhook export --otlp`: the HTTP client that POSTs to the collector (http and https).
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    // NIOCore, NIOHTTP1 and NIOPosix: the types of async-http-client's API and errors.
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
   ],
   targets: [
     .target(
@@ -44,9 +50,19 @@ let package = Package(
       cSettings: [.define("_GNU_SOURCE")]
     ),
     .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor"]),
+    // The OpenTelemetry protocol's messages (common, resource, trace, metrics and the collector's
+    // export requests), generated once by scripts/generate-otlp-protos and committed.
+    .target(name: "OTLPProto", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]),
     .target(
       name: "ElfHookCLI",
-      dependencies: ["ElfHook", "ElfFileReader", "NetMonitor", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "ElfHook", "ElfFileReader", "NetMonitor", "OTLPProto",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ]
     ),
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
     .target(name: "CElfHookPreload", path: "CShims/CElfHookPreload"),
@@ -63,7 +79,9 @@ let package = Package(
     // Instructions per HTTP exchange spent in the head parser (Benchmarks/http-parse/main.swift).
     .executableTarget(name: "http-parse", dependencies: ["NetMonitor"], path: "Benchmarks/http-parse"),
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
-    .testTarget(name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor"]),
+    .testTarget(
+      name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor", "OTLPProto"],
+      exclude: ["Support/otlp_receiver.py"]),
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py", "Support/curl_fetch.c"]),
   ]

@@ -15,8 +15,9 @@ public struct ElfHookCommand: ParsableCommand {
         elfhook run --output records.jsonl -- python3 app.py
         elfhook inspect /usr/bin/curl
         elfhook inspect --json --pid 1234
+        elfhook export --otlp http://127.0.0.1:4318 records.jsonl
       """,
-    subcommands: [RunCommand.self, InspectCommand.self, ReportCommand.self]
+    subcommands: [RunCommand.self, InspectCommand.self, ReportCommand.self, ExportCommand.self]
   )
 
   public init() {}

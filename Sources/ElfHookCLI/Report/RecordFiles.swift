@@ -25,7 +25,7 @@ enum RecordFiles {
   }
 
   /// Whether the file starts with a record ring's magic.
-  private static func isRecordRing(_ path: String) -> Bool {
+  static func isRecordRing(_ path: String) -> Bool {
     guard let file = fopen(path, "r") else { return false }
     defer { fclose(file) }
     var magic = [UInt8](repeating: 0, count: 8)

@@ -81,6 +81,39 @@ public final class RecordRing {
     }
   }
 
+  /// The queue's read position: how many slots its consumer has released since the ring was
+  /// created. An exporter persists it as its cursor (see ``peekPublished(limit:)``).
+  public var readPosition: UInt64 { cnm_queue_read_position(queue) }
+
+  /// Up to `limit` slots from the read position on, oldest first, without taking them out: the
+  /// slots a consumer that must not lose a record (an exporter waiting for its collector's
+  /// acknowledgement) reads before calling ``release(_:)``. Element `i` is the slot at
+  /// `readPosition + i`: its record, or `nil` for a slot whose bytes are not a valid record
+  /// (`drain` passes such slots over too). Stops at the first slot not yet published.
+  public func peekPublished(limit: Int) -> [Transaction?] {
+    var slots: [Transaction?] = []
+    var position = cnm_queue_read_position(queue)
+    let end = cnm_queue_write_position(queue)
+    while slots.count < limit, position != end, let slot = cnm_queue_published_slot(queue, position) {
+      slots.append(slot.load(as: RawRecord.self).transaction(process: process))
+      position &+= 1
+    }
+    return slots
+  }
+
+  /// Frees the `count` oldest slots for the producer, after ``peekPublished(limit:)`` returned at
+  /// least that many: their records are gone from the ring. Returns how many were freed (fewer
+  /// when fewer slots are published).
+  @discardableResult
+  public func release(_ count: Int) -> Int {
+    var released = 0
+    while released < count, cnm_queue_peek(queue) != nil {
+      cnm_queue_release(queue)
+      released += 1
+    }
+    return released
+  }
+
   /// Takes every published record out of the ring, oldest first, and hands it to `body`.
   ///
   /// A slot reserved but not yet published stops the drain: its producer is still writing it.

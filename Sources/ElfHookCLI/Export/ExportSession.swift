@@ -1,0 +1,174 @@
+import Foundation
+import NIOCore
+import NetMonitor
+import SwiftProtobuf
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The store-and-forward loop of `elfhook export --otlp`: read a batch after the cursor, send it,
+/// and only once the collector answered 2xx, count it in the metrics, move the cursor, persist
+/// both atomically, and (for a ring) free the slots. A crash at any point leaves a state from
+/// which the next run sends exactly what was not acknowledged — with the same span ids.
+///
+/// Without `follow`: every record the files hold is sent, then the metrics; a collector that
+/// stays unreachable for ``ExportConfiguration/attempts`` attempts is a ``CommandFailure``
+/// (`cannot reach the collector at URL: …`). With `follow`: the files are polled every
+/// ``ExportConfiguration/pollInterval``, outages are waited out with exponential backoff (100 ms
+/// doubling to ``ExportConfiguration/backoffCap``), the metrics go out every
+/// ``ExportConfiguration/metricsInterval``, and SIGINT/SIGTERM end the loop with the state saved.
+///
+/// A batch the collector rejects (a 4xx other than 429) is logged in one line and passed over:
+/// sending it again would be refused again. Without `follow`, the run then ends with status 1.
+final class ExportSession {
+  let configuration: ExportConfiguration
+  private let client: OTLPClient
+  private let log: (String) -> Void
+  private var state = ExportState()
+  private var rejectedRecords = 0
+  private var metricsSent = false
+
+  /// A session; nothing is opened or sent before ``run()``.
+  init(configuration: ExportConfiguration, log: @escaping (String) -> Void) {
+    self.configuration = configuration
+    self.log = log
+    client = OTLPClient(
+      baseURL: configuration.collectorURL,
+      requestTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)))
+  }
+
+  /// Runs the export to its end (see the type's summary).
+  ///
+  /// - Throws: `CommandFailure` (one line for the user) or `RecordFileError`.
+  func run() throws {
+    let store = try ExportStateStore(directory: configuration.stateDirectory)
+    state = try store.load()
+    var sources: [(key: String, source: any RecordSource)] = []
+    for path in configuration.recordPaths {
+      let key = Self.absolutePath(path)
+      let saved = state.cursors[key]
+      let source: any RecordSource =
+        RecordFiles.isRecordRing(path)
+        ? try RingSource(path: path, saved: saved) : try JSONLinesSource(path: path, saved: saved, log: log)
+      state.cursors[key] = source.cursor
+      sources.append((key, source))
+    }
+    try store.save(state)
+
+    var lastMetrics = Self.now()
+    while !StopSignal.isRequested {
+      var progressed = false
+      for (key, source) in sources {
+        while !StopSignal.isRequested,
+          let batch = try source.nextBatch(maxSpans: TraceBatch.maxSpans, atEnd: !configuration.follow)
+        {
+          guard try deliver(batch, from: source) else { break }
+          state.cursors[key] = source.cursor
+          try store.save(state)
+          source.didPersist(batch)
+          progressed = true
+          metricsSent = false
+        }
+      }
+      guard configuration.follow else { break }
+      if Double(Self.now() &- lastMetrics) / 1e9 >= configuration.metricsInterval {
+        exportMetricsOnce()
+        lastMetrics = Self.now()
+      }
+      if !progressed { StopSignal.sleep(configuration.pollInterval) }
+    }
+    if configuration.follow {
+      if !metricsSent { exportMetricsOnce() }
+    } else if !state.metrics.isEmpty, !StopSignal.isRequested {
+      let outcome = try send("v1/metrics", body: try metricsRequest().serializedBytes())
+      if case .rejected(let reason) = outcome {
+        throw CommandFailure.input("the collector at \(configuration.collectorURL) rejected the metrics: \(reason)")
+      }
+    }
+    if rejectedRecords > 0 && !configuration.follow {
+      throw CommandFailure.input(
+        "the collector at \(configuration.collectorURL) rejected \(rejectedRecords) records (see above)")
+    }
+  }
+
+  /// Sends `batch`'s spans and, once they are acknowledged (or rejected for good), counts the
+  /// batch in the metrics and moves the source's cursor. Returns `false` when a stop was
+  /// requested before the collector acknowledged it (nothing moved).
+  private func deliver(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
+    if let request = TraceBatch.request(for: batch.records, serviceName: configuration.serviceName) {
+      guard let outcome = try send("v1/traces", body: try request.serializedBytes()) else { return false }
+      switch outcome {
+      case .accepted(let body):
+        if let response = try? OTLPTraceResponse(serializedBytes: body), response.partialSuccess.rejectedSpans > 0 {
+          log(
+            "the collector at \(configuration.collectorURL) dropped \(response.partialSuccess.rejectedSpans) spans "
+              + "from \(source.path): \(response.partialSuccess.errorMessage)")
+        }
+      case .rejected(let reason):
+        rejectedRecords += batch.records.count
+        log(
+          "the collector at \(configuration.collectorURL) rejected \(batch.spanCount) spans from \(source.path) "
+            + "(\(reason)); skipping them")
+      case .retryable: break
+      }
+    }
+    for record in batch.records { state.metrics.record(record.transaction) }
+    source.acknowledge(batch)
+    return true
+  }
+
+  /// POSTs `body` until the collector accepts or rejects it. Returns `nil` when a stop was
+  /// requested while waiting to retry.
+  ///
+  /// - Throws: without `follow`, `CommandFailure` after the last attempt failed.
+  private func send(_ path: String, body: [UInt8]) throws -> OTLPSendOutcome? {
+    var backoff = Backoff(cap: configuration.backoffCap)
+    var attempt = 0
+    var announced = false
+    while true {
+      attempt += 1
+      let outcome = client.post(path, body: body)
+      guard case .retryable(let reason) = outcome else {
+        if announced { log("the collector at \(configuration.collectorURL) answers again; sending") }
+        return outcome
+      }
+      if !configuration.follow && attempt >= configuration.attempts {
+        throw CommandFailure.input("cannot reach the collector at \(configuration.collectorURL): \(reason)")
+      }
+      if configuration.follow && !announced {
+        log("the collector at \(configuration.collectorURL) is unavailable (\(reason)); the records wait, retrying")
+        announced = true
+      }
+      if StopSignal.sleep(backoff.delay()) { return nil }
+    }
+  }
+
+  /// One attempt at exporting the metrics (`--follow`: the next interval tries again).
+  private func exportMetricsOnce() {
+    guard !state.metrics.isEmpty, let body = try? metricsRequest().serializedBytes() as [UInt8] else { return }
+    switch client.post("v1/metrics", body: body) {
+    case .accepted: metricsSent = true
+    case .rejected(let reason): log("the collector at \(configuration.collectorURL) rejected the metrics: \(reason)")
+    case .retryable: break
+    }
+  }
+
+  private func metricsRequest() -> OTLPMetricsRequest {
+    state.metrics.request(serviceName: configuration.serviceName, timeUnixNs: Self.now())
+  }
+
+  /// Now, in nanoseconds since the Unix epoch. The corresponding C function is `clock_gettime`.
+  static func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+  }
+
+  /// `path` made absolute and resolved (the key of its cursor), or as given when it cannot be.
+  static func absolutePath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
+  }
+}

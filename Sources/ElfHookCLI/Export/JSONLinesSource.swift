@@ -1,0 +1,134 @@
+import Foundation
+import NetMonitor
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A JSON Lines record file (`elfhook run --output`), read from its cursor on, as it grows.
+///
+/// The cursor is the byte offset after the last acknowledged line, with the file's device and
+/// inode. A cursor for another file (the name now names a new file) or beyond the file's end (the
+/// file was truncated) is dropped, with one line on stderr, and the file is exported from its
+/// start: its records are new ones. The same holds when the file shrinks while it is followed.
+final class JSONLinesSource: RecordSource {
+  let path: String
+  private(set) var cursor: SourceCursor
+  private let descriptor: Int32
+  private let log: (String) -> Void
+
+  /// At most this many bytes are read per batch; a longer line is still read whole.
+  static let readSize = 1 << 20
+
+  /// Opens `path`, resuming from `saved` when it is this file's cursor.
+  ///
+  /// - Throws: `RecordFileError.unreadable` when the file cannot be opened.
+  init(path: String, saved: SourceCursor?, log: @escaping (String) -> Void) throws {
+    self.path = path
+    self.log = log
+    descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw RecordFileError.unreadable(path: path, reason: String(cString: strerror(errno)))
+    }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else {
+      let reason = String(cString: strerror(errno))
+      close(descriptor)
+      throw RecordFileError.unreadable(path: path, reason: reason)
+    }
+    let fresh = SourceCursor(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), offset: 0)
+    cursor = fresh
+    if let saved {
+      if !saved.isSameFile(as: fresh) {
+        log("\(path) is not the file the last export read (another inode); exporting it from the start")
+      } else if saved.offset > UInt64(status.st_size) {
+        log("\(path) is shorter than where the last export stopped (truncated); exporting it from the start")
+      } else {
+        cursor = saved
+      }
+    }
+  }
+
+  deinit { close(descriptor) }
+
+  func nextBatch(maxSpans: Int, atEnd: Bool) throws -> SourceBatch? {
+    var status = stat()
+    if fstat(descriptor, &status) == 0, UInt64(status.st_size) < cursor.offset {
+      log("\(path) shrank below the exported offset (truncated); exporting it from the start")
+      cursor.offset = 0
+      cursor.line = 0
+    }
+    var records: [SourcedRecord] = []
+    var spans = 0
+    var offset = cursor.offset
+    var line = cursor.line
+    var size = Self.readSize
+    let maxRecords = 4 * maxSpans
+    read: while true {
+      let bytes = try read(at: offset, count: size)
+      guard !bytes.isEmpty else { break }
+      var start = 0
+      scan: while start < bytes.count {
+        let newline = bytes[start...].firstIndex(of: 0x0A)
+        guard newline != nil || atEnd else {
+          // An incomplete last line: the writer is still writing it — unless it fills the buffer.
+          if start == 0 && bytes.count == size {
+            size *= 2
+            continue read
+          }
+          break scan
+        }
+        let end = newline ?? bytes.count
+        let lineBytes = bytes[start..<end]
+        if !lineBytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+          let parsed = lineBytes.withUnsafeBytes { bytes in
+            Result { () throws(RecordDecodingError) -> Transaction in try Transaction(jsonLine: bytes) }
+          }
+          let transaction: Transaction
+          switch parsed {
+          case .success(let value): transaction = value
+          case .failure(let error):
+            if !records.isEmpty { break scan }  // send what precedes it first
+            throw RecordFileError.badRecord(path: path, line: line + 1, reason: error)
+          }
+          let record = SourcedRecord(transaction: transaction, position: offset + UInt64(start))
+          if spans + record.spanCount > maxSpans && !records.isEmpty { break scan }
+          spans += record.spanCount
+          records.append(record)
+        }
+        line += 1
+        start = newline.map { $0 + 1 } ?? bytes.count
+        if records.count >= maxRecords { break scan }
+      }
+      offset += UInt64(start)
+      if start < bytes.count || bytes.count < size || records.count >= maxRecords { break }
+    }
+    guard offset != cursor.offset else { return nil }
+    var after = cursor
+    after.offset = offset
+    after.line = line
+    return SourceBatch(records: records, cursorAfter: after)
+  }
+
+  func acknowledge(_ batch: SourceBatch) { cursor = batch.cursorAfter }
+
+  func didPersist(_ batch: SourceBatch) {}
+
+  /// Up to `count` bytes from `offset`. The corresponding C function is `pread`.
+  private func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var filled = 0
+    while filled < count {
+      let result = bytes.withUnsafeMutableBytes { buffer in
+        pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+      }
+      if result < 0 {
+        if errno == EINTR { continue }
+        throw RecordFileError.unreadable(path: path, reason: String(cString: strerror(errno)))
+      }
+      if result == 0 { break }
+      filled += result
+    }
+    return Array(bytes[..<filled])
+  }
+}

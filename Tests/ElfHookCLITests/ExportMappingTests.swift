@@ -1,0 +1,166 @@
+import Foundation
+import NetMonitor
+import Testing
+
+@testable import ElfHookCLI
+
+/// The record → OTLP mapping, without a collector: span attributes, ids, metrics.
+@Suite("elfhook export: mapping")
+struct ExportMappingTests {
+  static func record(
+    method: String = "GET", host: String? = "api.example.org:8443", target: String = "/v1/items?id=7",
+    status: Int? = 200, start: UInt64 = 1_700_000_000_000_000_000, reused: Bool = true, connection: UInt64 = 3
+  ) -> HTTPRecord {
+    HTTPRecord(
+      pid: 42, process: "curl", startUnixNs: start, durationMs: 12.5, connectionId: connection, scheme: .https,
+      method: method, host: host, target: target, status: status, ttfbMs: 10, requestBytes: 120,
+      responseBytes: 2048, reusedConnection: reused)
+  }
+
+  @Test("a client request: one CLIENT span named after the method, with the HTTP conventions' attributes")
+  func clientSpan() throws {
+    let spans = HTTPSpanMapping.spans(for: Self.record(), position: 0)
+    let span = try #require(spans.first)
+    #expect(spans.count == 1)
+    #expect(span.name == "GET")
+    #expect(span.kind == .client)
+    #expect(span.startTimeUnixNano == 1_700_000_000_000_000_000)
+    #expect(span.endTimeUnixNano == 1_700_000_000_012_500_000)
+    #expect(span.status.code == .unset)
+    var attributes: [String: AttributeValue] = [:]
+    for keyValue in span.attributes {
+      switch keyValue.value.value {
+      case .stringValue(let text): attributes[keyValue.key] = .string(text)
+      case .intValue(let number): attributes[keyValue.key] = .int(number)
+      case .doubleValue(let number): attributes[keyValue.key] = .double(number)
+      case .boolValue(let flag): attributes[keyValue.key] = .bool(flag)
+      default: Issue.record("unexpected value for \(keyValue.key)")
+      }
+    }
+    #expect(attributes["http.request.method"] == .string("GET"))
+    #expect(attributes["url.full"] == .string("https://api.example.org:8443/v1/items?id=7"))
+    #expect(attributes["server.address"] == .string("api.example.org"))
+    #expect(attributes["server.port"] == .int(8443))
+    #expect(attributes["http.response.status_code"] == .int(200))
+    #expect(attributes["network.protocol.name"] == .string("http"))
+    #expect(attributes["network.protocol.version"] == .string("1.1"))
+    #expect(attributes["http.request.size"] == .int(120))
+    #expect(attributes["http.response.size"] == .int(2048))
+    #expect(attributes["elfhook.http.ttfb_ms"] == .double(10))
+    #expect(attributes["error.type"] == nil)
+  }
+
+  @Test("errors: a client's 4xx and a missing response are ERROR with error.type; an unknown method is _OTHER")
+  func errors() throws {
+    let notFound = try #require(HTTPSpanMapping.spans(for: Self.record(status: 404), position: 0).first)
+    #expect(notFound.status.code == .error)
+    #expect(notFound.attributes.first { $0.key == "error.type" }?.value.stringValue == "404")
+    let none = try #require(HTTPSpanMapping.spans(for: Self.record(status: nil), position: 0).first)
+    #expect(none.status.code == .error)
+    #expect(none.attributes.first { $0.key == "error.type" }?.value.stringValue == "no_response")
+    let other = try #require(HTTPSpanMapping.spans(for: Self.record(method: "PURGE"), position: 0).first)
+    #expect(other.name == "_OTHER")
+    #expect(other.attributes.first { $0.key == "http.request.method_original" }?.value.stringValue == "PURGE")
+  }
+
+  @Test("ids are a function of the record and its position: stable, and distinct between records")
+  func identity() throws {
+    let first = HTTPSpanMapping.spans(for: Self.record(), position: 10)[0]
+    let again = HTTPSpanMapping.spans(for: Self.record(), position: 10)[0]
+    let elsewhere = HTTPSpanMapping.spans(for: Self.record(), position: 11)[0]
+    #expect(first.traceID == again.traceID && first.spanID == again.spanID)
+    #expect(first.traceID.count == 16 && first.spanID.count == 8)
+    #expect(first.traceID != elsewhere.traceID && first.spanID != elsewhere.spanID)
+    var seen = Set<Data>()
+    for position in 0..<10_000 as Range<UInt64> {
+      seen.insert(SpanIdentity(pid: 1, connectionId: 1, startUnixNs: 5, position: position).spanId("request"))
+    }
+    #expect(seen.count == 10_000)
+  }
+
+  @Test("Host headers split into server.address and server.port; OpenSSL's TLS names into the conventions'")
+  func hostsAndTLS() {
+    let named = HostAndPort("example.org:8080")
+    #expect(named.host == "example.org" && named.port == 8080)
+    let literal = HostAndPort("[::1]:80")
+    #expect(literal.host == "::1" && literal.port == 80)
+    let bare = HostAndPort("example.org")
+    #expect(bare.host == "example.org" && bare.port == nil)
+    let tls13 = TLSVersionName("TLSv1.3")
+    #expect(tls13.name == "tls" && tls13.version == "1.3")
+    let tls10 = TLSVersionName("TLSv1")
+    #expect(tls10.name == "tls" && tls10.version == "1.0")
+  }
+
+  @Test("histograms: OTLP's explicit buckets (upper bound inclusive), cumulative per attribute set")
+  func histograms() throws {
+    var metrics = ExportMetrics()
+    for (index, status) in [200, 200, 404, 500].enumerated() {
+      var record = Self.record(status: status, start: 1_000 + UInt64(index))
+      record.durationMs = 100  // 0.1 s: exactly a boundary
+      metrics.record(.http(record))
+    }
+    let request = metrics.request(serviceName: "svc", timeUnixNs: 9_999)
+    let resource = try #require(request.resourceMetrics.first)
+    #expect(resource.resource.attributes.first { $0.key == "service.name" }?.value.stringValue == "svc")
+    let duration = try #require(resource.scopeMetrics[0].metrics.first { $0.name == "http.client.request.duration" })
+    #expect(duration.unit == "s")
+    #expect(duration.histogram.aggregationTemporality == .cumulative)
+    let points = duration.histogram.dataPoints
+    #expect(points.count == 3)  // 200, 404, 500
+    #expect(points.map(\.count).reduce(0, +) == 4)
+    let ok = try #require(points.first)
+    #expect(ok.count == 2 && ok.startTimeUnixNano == 1_000 && ok.timeUnixNano == 9_999)
+    #expect(ok.explicitBounds == MetricInstrument.durationBoundaries)
+    let bucket = try #require(MetricInstrument.durationBoundaries.firstIndex(of: 0.1))
+    #expect(ok.bucketCounts[bucket] == 2)
+    // Persisted and read back, the streams go on.
+    let decoded = try JSONDecoder().decode(ExportMetrics.self, from: JSONEncoder().encode(metrics))
+    #expect(decoded.request(serviceName: nil, timeUnixNs: 9_999) == metrics.request(serviceName: nil, timeUnixNs: 9_999))
+  }
+
+  @Test("a JSON Lines source restarts from the start of a file that was replaced or truncated")
+  func cursorRestarts() throws {
+    let directory = try TemporaryDirectory("export-cursor")
+    defer { directory.remove() }
+    let line = Transaction.http(Self.record()).jsonLine()
+    let path = try directory.write(line + "\n" + line + "\n", to: "r.jsonl")
+    var messages: [String] = []
+    let source = try JSONLinesSource(path: path, saved: nil) { messages.append($0) }
+    let batch = try #require(try source.nextBatch(maxSpans: 512, atEnd: true))
+    #expect(batch.records.count == 2)
+    source.acknowledge(batch)
+    #expect(try source.nextBatch(maxSpans: 512, atEnd: true) == nil)
+    let saved = source.cursor
+    // Resumed: nothing left.
+    #expect(try JSONLinesSource(path: path, saved: saved) { messages.append($0) }.nextBatch(maxSpans: 512, atEnd: true) == nil)
+    // Truncated to one line: exported from the start, with one message.
+    _ = try directory.write(line + "\n", to: "r.jsonl.new")
+    let truncated = try JSONLinesSource(path: path, saved: SourceCursor(
+      device: saved.device, inode: saved.inode, offset: saved.offset + 1000, line: 2)) { messages.append($0) }
+    #expect(try truncated.nextBatch(maxSpans: 512, atEnd: true)?.records.count == 2)
+    #expect(messages.count == 1 && messages[0].contains("truncated"))
+    // Replaced (another inode): exported from the start.
+    try FileManager.default.removeItem(atPath: path)
+    try FileManager.default.moveItem(atPath: path + ".new", toPath: path)
+    let replaced = try JSONLinesSource(path: path, saved: saved) { messages.append($0) }
+    #expect(try replaced.nextBatch(maxSpans: 512, atEnd: true)?.records.count == 1)
+    #expect(messages.count == 2 && messages[1].contains("another inode"))
+  }
+
+  @Test("batches hold at most 512 spans, and an incomplete last line waits when following")
+  func batching() throws {
+    let directory = try TemporaryDirectory("export-batch")
+    defer { directory.remove() }
+    let lines = (0..<1200).map { Transaction.http(Self.record(start: UInt64($0))).jsonLine() }
+    let path = try directory.write(lines.joined(separator: "\n") + "\n" + lines[0].prefix(20), to: "r.jsonl")
+    let source = try JSONLinesSource(path: path, saved: nil) { _ in }
+    var sizes: [Int] = []
+    while let batch = try source.nextBatch(maxSpans: 512, atEnd: false) {
+      sizes.append(batch.spanCount)
+      source.acknowledge(batch)
+    }
+    #expect(sizes == [512, 512, 176])
+    #expect(source.cursor.line == 1200)
+  }
+}
