@@ -147,7 +147,7 @@ struct ExportCommandTests {
     #expect(eventually(timeout: 20) { receiver.histogramCount("http.client.request.duration") == 600 })
     exporter.signal(SIGTERM)
     exporter.wait(timeout: 20)
-    #expect(exporter.status == 0)
+    #expect(exporter.status == 0, "\(exporter.stderr)")
     #expect(receiver.spans().count == 600, "a span was received twice")
     #expect(receiver.answeredStatuses().prefix(3) == [503, 503, 503])
     #expect(exporter.stderr.contains("is unavailable"))
@@ -231,9 +231,10 @@ struct ExportCommandTests {
     let directory = try TemporaryDirectory("export-ring")
     defer { directory.remove() }
     let receiver = try OTLPReceiver(in: directory)
-    // curl, monitored by the preload library alone: its records stay in its ring.
+    // curl, monitored by the preload library alone: its records stay in its ring. (Not through
+    // env: env would create the ring, and curl, exec'd, a second one.)
     let curl = try TestProcess.run(
-      ["/usr/bin/env", "curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "\(receiver.url)/a", "\(receiver.url)/b"],
+      ["/usr/bin/curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "\(receiver.url)/a", "\(receiver.url)/b"],
       environment: ["LD_PRELOAD": library, "ELFHOOK_OUTPUT": directory.path("curl.ring")])
     try #require(curl.status == 0 || curl.status == 22, "curl: \(curl.stderr)")
     let ring = directory.path("curl.ring")

@@ -25,7 +25,7 @@ struct ExportCommand: ParsableCommand {
       carries the same ids. Run it again after a failure and it goes on where it stopped.
 
       Without --follow, everything the files hold is sent, then the metrics, and the command \
-      exits 0; a collector that cannot be reached after a few attempts (about 3 s) is an error. \
+      exits 0; a collector that cannot be reached after 5 attempts (about 7 s) is an error. \
       With --follow, the files are read as they grow (checked every 200 ms), an unreachable \
       collector is retried with backoff (100 ms doubling to 5 s) while the records wait, metrics \
       go out every 5 seconds, and Ctrl-C or SIGTERM stop it with the cursor saved. A batch the \

@@ -16,7 +16,7 @@ struct ExportConfiguration: Sendable {
   /// How often `--follow` exports the cumulative metrics, in seconds.
   var metricsInterval = 5.0
   /// Without `--follow`: attempts per request before giving up on the collector.
-  var attempts = 6
+  var attempts = 5
   /// The longest wait between two attempts, in seconds.
   var backoffCap = 5.0
   /// How long one request may take, in seconds.

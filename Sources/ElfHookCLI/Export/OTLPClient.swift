@@ -24,7 +24,9 @@ enum OTLPSendOutcome: Equatable, Sendable {
 final class OTLPClient {
   /// The collector's base URL, without a trailing `/`.
   let baseURL: String
-  /// How long one request may take, connecting included.
+  /// How long one request may take, connecting included. Connecting may take 1 s: a refused
+  /// connection is retried by the client's pool until then, so an attempt at a collector that is
+  /// down takes about 1 s.
   let requestTimeout: TimeAmount
   private let client: HTTPClient
 
@@ -33,7 +35,7 @@ final class OTLPClient {
     self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
     self.requestTimeout = requestTimeout
     var configuration = HTTPClient.Configuration(
-      timeout: .init(connect: .seconds(2), read: requestTimeout), decompression: .disabled)
+      timeout: .init(connect: .seconds(1), read: requestTimeout), decompression: .disabled)
     configuration.connectionPool.idleTimeout = .seconds(30)
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }

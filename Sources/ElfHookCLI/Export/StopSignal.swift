@@ -12,7 +12,10 @@ enum StopSignal {
   /// Whether SIGINT or SIGTERM has arrived since ``install()``.
   static var isRequested: Bool { requested.load(ordering: .relaxed) }
 
-  /// Catches SIGINT and SIGTERM. The corresponding C function is `sigaction`.
+  /// Catches SIGINT and SIGTERM, and unblocks them in the calling thread: a parent may have left
+  /// them blocked (a test runner's `Process` does), and threads started later inherit the mask.
+  /// Call it before any other thread starts. The corresponding C functions are `sigaction` and
+  /// `pthread_sigmask`.
   static func install() {
     var action = sigaction()
     action.__sigaction_handler.sa_handler = { _ in StopSignal.requested.store(true, ordering: .relaxed) }
@@ -20,6 +23,11 @@ enum StopSignal {
     action.sa_flags = 0
     sigaction(SIGINT, &action, nil)
     sigaction(SIGTERM, &action, nil)
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGINT)
+    sigaddset(&unblock, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
   }
 
   /// Sleeps `seconds`, waking early when a stop is requested; returns whether one was.
