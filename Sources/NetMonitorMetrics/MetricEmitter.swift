@@ -26,6 +26,29 @@ struct MetricEmitter {
     if let ttfb = record.ttfbMs {
       time(.httpTimeToFirstByte, ttfb, [(MetricDimension.role, role.rawValue)] + dimensions)
     }
+    emitSetup(of: record, role: role)
+  }
+
+  /// The connection phases a connection's first exchange carries: the connection is counted here,
+  /// as soon as its first response is complete, and not again at its close.
+  private func emitSetup(of record: HTTPRecord, role: ConnectionRole) {
+    guard !record.reusedConnection, record.connectMs != nil || record.tlsMs != nil else { return }
+    var server: [(String, String)] = []
+    if role == .client {
+      let (address, port) = Self.server(of: record)
+      if let address = address ?? record.peerAddress { server.append((MetricDimension.serverAddress, address)) }
+      server.append((MetricDimension.serverPort, String(record.peerPort ?? port)))
+    }
+    if let connect = record.connectMs, role == .client {
+      time(.connectDuration, connect, server + [(MetricDimension.transport, ConnectionTransport.tcp.rawValue)])
+    }
+    if let tls = record.tlsMs {
+      var dimensions = [(MetricDimension.role, role.rawValue)] + server
+      if let version = record.tlsVersion {
+        dimensions.append((MetricDimension.tlsVersion, MetricAttributes.tlsVersion(version)))
+      }
+      time(.tlsDuration, tls, dimensions)
+    }
   }
 
   func emitDNS(_ record: DNSRecord) {
@@ -40,12 +63,14 @@ struct MetricEmitter {
       if let port = record.peerPort { server.append((MetricDimension.serverPort, String(port))) }
     }
     let error = record.error
-    if let connect = record.connectMs, record.role == .client {
+    // A connection with HTTP exchanges had its phases counted with its first exchange.
+    let counted = (record.httpExchanges ?? 0) > 0
+    if let connect = record.connectMs, record.role == .client, !counted {
       var dimensions = server + [(MetricDimension.transport, record.transport.rawValue)]
       if let error, error.call == "connect" { dimensions.append((MetricDimension.errorType, error.code)) }
       time(.connectDuration, connect, dimensions)
     }
-    if let tls = record.tlsMs {
+    if let tls = record.tlsMs, !counted {
       var dimensions = [(MetricDimension.role, record.role.rawValue)] + server
       if let version = record.tlsVersion {
         dimensions.append((MetricDimension.tlsVersion, MetricAttributes.tlsVersion(version)))
@@ -65,16 +90,17 @@ struct MetricEmitter {
     }
   }
 
-  /// The side of the exchange the process was on.
+  /// The side of the exchange the process was on; a record without one (written before records
+  /// had roles) is taken as a client's.
   static func role(of record: HTTPRecord) -> ConnectionRole {
-    .client
+    record.role ?? .client
   }
 
   /// `server.address` and `server.port` of a client exchange: the `Host` header's, the port
-  /// defaulting to the scheme's.
+  /// defaulting to the scheme's; without a `Host` header, the peer's address and port.
   static func server(of record: HTTPRecord) -> (address: String?, port: UInt16) {
     guard let host = record.host, !host.isEmpty else {
-      return (nil, MetricAttributes.defaultPort(record.scheme))
+      return (record.peerAddress, record.peerPort ?? MetricAttributes.defaultPort(record.scheme))
     }
     let (address, port) = MetricAttributes.hostAndPort(host)
     return (address.isEmpty ? nil : address, port ?? MetricAttributes.defaultPort(record.scheme))

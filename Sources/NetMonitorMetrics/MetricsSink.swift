@@ -19,9 +19,14 @@ import NetMonitor
 /// - `dns` — `dns.lookup.duration`, with `error.type` (`EAI_NONAME`…) on failure.
 /// - `connection` — `elfhook.connection.connect.duration` (client connections),
 ///   `elfhook.connection.tls.duration` (with TLS), and one `elfhook.connection.errors` for a
-///   connection that failed. Connection phases are taken from connection records, not from the
-///   first exchange of each connection: every connection has one (those that failed before any
-///   request, or carried no HTTP, too), and each is counted exactly once.
+///   connection that failed.
+///
+/// Each connection's phases are counted once: from its first HTTP exchange, which carries them
+/// (`HTTPRecord.connectMs`, `tlsMs`), so they appear when the first response is complete rather
+/// than when a keep-alive connection closes, maybe hours later; from the connection record at close
+/// for a connection without HTTP exchanges (one that failed to connect or to handshake, a database
+/// connection, TLS through an unhooked library). `dns.lookup.duration` comes from `dns` records
+/// only — one per `getaddrinfo` call — never from `HTTPRecord.dnsMs`, which repeats one of them.
 ///
 /// Cardinality stays bounded: no URL path or query, no pid, methods outside the standard nine
 /// become `_OTHER`, and an accepted connection's peer (the caller) is never a dimension.

@@ -69,7 +69,7 @@ import Testing
     let all = metrics.timers(label: "http.client.request.duration").map { dimensions($0.dimensions) }
     #expect(all.count == 3)
     #expect(all.contains { $0["http.request.method"] == "_OTHER" && $0["server.address"] == "::1" && $0["server.port"] == "8080" })
-    #expect(all.contains { $0["server.address"] == nil && $0["server.port"] == "80" })
+    #expect(all.contains { $0["server.address"] == "192.0.2.1" && $0["server.port"] == "443" })  // no Host: the peer
     #expect(all.contains { $0["server.address"] == "api.example.org" && $0["server.port"] == "8443" })
     #expect(!all.contains { $0.values.contains { $0.contains("/users") || $0.contains("token") } })
     #expect(all.allSatisfy { Set($0.keys).isSubset(of: ElfHookMetric.httpClientRequestDuration.dimensionNames) })
@@ -131,6 +131,54 @@ import Testing
       "elfhook.connection.errors",
       [("elfhook.role", "server"), ("error.type", "ECONNRESET"), ("elfhook.error.call", "read")])
     #expect(errors.totalValue == 1)
+  }
+
+  @Test func phasesOfAConnectionCountOnceFromItsFirstExchange() throws {
+    sink.record(RecordSamples.http(reused: false, connectMs: 10, tlsMs: 30))
+    sink.record(RecordSamples.http(reused: true))
+    sink.record(RecordSamples.connection(httpExchanges: 2))
+    let server: [(String, String)] = [("server.address", "example.org"), ("server.port", "443")]
+    let connect = try metrics.expectTimer(
+      "elfhook.connection.connect.duration", server + [("network.transport", "tcp")])
+    #expect(connect.values == [10_000_000])
+    let tls = try metrics.expectTimer(
+      "elfhook.connection.tls.duration",
+      [("elfhook.role", "client")] + server + [("tls.protocol.version", "1.3")])
+    #expect(tls.values == [30_000_000])
+    #expect(metrics.timers(label: "elfhook.connection.connect.duration").count == 1)
+    #expect(metrics.timers(label: "elfhook.connection.tls.duration").count == 1)
+    #expect(metrics.timers(label: "dns.lookup.duration").isEmpty)
+    #expect(try metrics.expectTimer("http.client.request.duration", [
+      ("http.request.method", "GET"), ("http.response.status_code", "200"),
+      ("server.address", "example.org"), ("server.port", "443"), ("url.scheme", "https"),
+    ]).values.count == 2)
+  }
+
+  @Test func serverExchange() throws {
+    sink.record(RecordSamples.http(host: "attacker-chosen.example", status: 503, role: .server, reused: false, tlsMs: 12))
+    sink.record(RecordSamples.http(host: "other.example", status: 404, role: .server))
+    let failed = try metrics.expectTimer("http.server.request.duration", [
+      ("http.request.method", "GET"), ("http.response.status_code", "503"), ("url.scheme", "https"),
+      ("error.type", "503"),
+    ])
+    #expect(failed.values == [120_000_000])
+    let notFound = try metrics.expectTimer("http.server.request.duration", [
+      ("http.request.method", "GET"), ("http.response.status_code", "404"), ("url.scheme", "https"),
+    ])
+    #expect(notFound.values == [120_000_000])
+    #expect(metrics.timers(label: "http.client.request.duration").isEmpty)
+    #expect(try metrics.expectRecorder("elfhook.http.server.response.size", [
+      ("http.request.method", "GET"), ("http.response.status_code", "404"), ("url.scheme", "https"),
+    ]).values == [1_256])
+    let tls = try metrics.expectTimer(
+      "elfhook.connection.tls.duration", [("elfhook.role", "server"), ("tls.protocol.version", "1.3")])
+    #expect(tls.values == [12_000_000])
+    #expect(metrics.timers(label: "elfhook.connection.connect.duration").isEmpty)
+  }
+
+  @Test func recordWithoutRoleIsAClients() throws {
+    sink.record(RecordSamples.http(role: nil))
+    #expect(metrics.timers(label: "http.client.request.duration").count == 1)
   }
 
   @Test func negativeAndNonFiniteDurationsAreDropped() {
