@@ -11,8 +11,7 @@ enum PrometheusExport {
   static let pollInterval: Duration = .milliseconds(500)
 
   /// Starts the endpoint on `address`, reads `paths` (JSON Lines or record rings), then polls them
-  /// every `pollInterval` while serving; returns only when the endpoint is closed (never, in the
-  /// command: it runs until a signal ends it).
+  /// every `pollInterval` while serving; never returns (a signal ends the command).
   ///
   /// Says `elfhook: serving Prometheus metrics at http://ADDR/metrics` on stderr once listening, and
   /// one line for each line of a file that is not a record (which is skipped).
@@ -20,6 +19,15 @@ enum PrometheusExport {
   /// - Throws: `CommandFailure.input` with one line when the address is malformed or busy, or a
   ///   file cannot be opened.
   static func serve(address: String, paths: [String]) throws {
+    try serve(address: address, paths: paths, listening: { _ in }, until: { false })
+  }
+
+  /// `serve(address:paths:)` with hooks for tests: `listening` gets the endpoint once it listens
+  /// (its `port` tells which port 0 became), and the endpoint closes and the call returns once
+  /// `stop()` says so (checked after each poll).
+  static func serve(
+    address: String, paths: [String], listening: (PrometheusEndpoint) -> Void, until stop: () -> Bool
+  ) throws {
     let endpoint: PrometheusEndpoint
     let poller: RecordFilePoller
     do {
@@ -30,9 +38,11 @@ enum PrometheusExport {
     } catch {
       throw CommandFailure.input(String(describing: error))
     }
+    defer { endpoint.close() }
     let shown = PrometheusAddress(host: endpoint.address.host, port: endpoint.port)
     Terminal.say("serving Prometheus metrics at http://\(shown)/metrics")
-    follow(poller, into: endpoint, until: { false })
+    listening(endpoint)
+    follow(poller, into: endpoint, until: stop)
   }
 
   /// Polls `poller` into `endpoint` every `interval` until `stop()` says so; problems go to

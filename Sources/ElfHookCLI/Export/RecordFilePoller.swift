@@ -10,7 +10,8 @@ import NetMonitor
 /// - JSON Lines (`elfhook run --output`): read from the byte offset where the last poll stopped,
 ///   up to the last complete line (a line still being written waits for the next poll). A file
 ///   that shrank was truncated or replaced: it is read again from its start. A line that is not a
-///   record is reported (file and line) and skipped.
+///   record is reported (file and line) and skipped. A file replaced under its name (renamed over,
+///   rotated) is read to its end, then the new file from its start.
 /// - Record rings (`ELFHOOK_OUTPUT`): drained with `RecordRing.drain`, so the poller becomes the
 ///   ring's consumer and its producer's slots are freed. A ring that another consumer (a running
 ///   `elfhook run`) drains at the same time shares its records with it.
@@ -60,7 +61,7 @@ final class RecordFilePoller {
 /// One JSON Lines file read incrementally from a remembered byte offset.
 final class JSONLinesTail {
   let path: String
-  private let descriptor: Int32
+  private var descriptor: Int32
   /// Where the first byte not yet part of a complete line is.
   private var offset: Int = 0
   /// Complete lines seen so far (for messages).
@@ -74,10 +75,30 @@ final class JSONLinesTail {
 
   deinit { Glibc.close(descriptor) }
 
-  /// Decodes every complete line after `offset` and moves past it.
+  /// Decodes every complete line after `offset` and moves past it; when another file now has the
+  /// path, finishes the old one and starts on the new one.
   ///
-  /// The corresponding C functions are `fstat` and `pread`.
+  /// The corresponding C functions are `stat`, `fstat`, `pread` and `open`.
   func readNewLines(_ body: (Transaction) -> Void) -> [RecordFileError] {
+    var problems = readOpenFile(body)
+    var named = stat()
+    var open = stat()
+    if stat(path, &named) == 0, fstat(descriptor, &open) == 0,
+      named.st_ino != open.st_ino || named.st_dev != open.st_dev
+    {
+      let replacement = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+      if replacement >= 0 {
+        Glibc.close(descriptor)
+        descriptor = replacement
+        offset = 0
+        lineNumber = 0
+        problems += readOpenFile(body)
+      }
+    }
+    return problems
+  }
+
+  private func readOpenFile(_ body: (Transaction) -> Void) -> [RecordFileError] {
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
       return [.unreadable(path: path, reason: String(cString: strerror(errno)))]
