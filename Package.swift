@@ -15,6 +15,9 @@ let package = Package(
     // What `LD_PRELOAD` injects: the monitor, self-contained (static Swift stdlib), started by a
     // constructor and configured by ELFHOOK_* variables.
     .library(name: "ElfHookPreload", type: .dynamic, targets: ["ElfHookPreload"]),
+    // A `TransactionSink` that emits through swift-metrics (OpenTelemetry semantic-convention names).
+    // Its own product so that NetMonitor, injected into every process, stays free of swift-metrics.
+    .library(name: "NetMonitorMetrics", targets: ["NetMonitorMetrics"]),
     // The command line: `elfhook run`, `inspect`, `report`.
     .executable(name: "elfhook", targets: ["elfhook"]),
   ],
@@ -24,7 +27,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     // `elfhook export --otlp`: the HTTP client that POSTs to the collector (http and https).
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-    // NIOCore, NIOHTTP1 and NIOPosix: the types of async-http-client's API and errors.
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    // NIOCore, NIOHTTP1 and NIOPosix: the types of async-http-client's API (and the Prometheus endpoint's server).
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
   ],
   targets: [
@@ -54,14 +59,19 @@ let package = Package(
     // export requests), generated once by scripts/generate-otlp-protos and committed.
     .target(name: "OTLPProto", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]),
     .target(
+      name: "NetMonitorMetrics",
+      dependencies: ["NetMonitor", .product(name: "CoreMetrics", package: "swift-metrics")]
+    ),
+    .target(
       name: "ElfHookCLI",
       dependencies: [
-        "ElfHook", "ElfFileReader", "NetMonitor", "OTLPProto",
+        "ElfHook", "ElfFileReader", "NetMonitor", "NetMonitorMetrics", "OTLPProto",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
       ]
     ),
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
@@ -82,6 +92,10 @@ let package = Package(
     .testTarget(
       name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor", "OTLPProto"],
       exclude: ["Support/otlp_receiver.py"]),
+    .testTarget(
+      name: "NetMonitorMetricsTests",
+      dependencies: ["NetMonitorMetrics", "NetMonitor", .product(name: "MetricsTestKit", package: "swift-metrics")]
+    ),
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py", "Support/curl_fetch.c"]),
   ]

@@ -91,6 +91,8 @@ struct ExportCommandTests {
       #expect(span.string("network.protocol.name") == "http")
       #expect(span.string("network.protocol.version") == "1.1")
       #expect(span.int("http.request.size") == Int(record.requestBytes))
+      #expect(span.string("network.peer.address") == "127.0.0.1")
+      #expect(span.int("network.peer.port") == Int(port))
       #expect(span.int("http.response.size") == Int(record.responseBytes))
       #expect(span.resource["service.name"] as? String == "curl")
       #expect(span.resource["process.executable.name"] as? String == "curl")
@@ -113,6 +115,9 @@ struct ExportCommandTests {
         #expect(child.start >= span.start && child.end <= record.startUnixNs)
       }
     }
+    // http.server speaks HTTP/1.0: every request opens its connection, so each has a connect phase.
+    #expect(spans.filter { $0.name == "socket connect" }.count == http.filter { $0.connectMs != nil }.count)
+    #expect(http.contains { $0.connectMs != nil })
     let dns = transactions.filter { if case .dns = $0 { true } else { false } }.count
     let connects = transactions.filter { if case .connection(let c) = $0 { c.connectMs != nil } else { false } }.count
     #expect(receiver.histogramCount("http.client.request.duration") == http.count)

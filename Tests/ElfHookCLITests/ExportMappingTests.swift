@@ -50,6 +50,50 @@ struct ExportMappingTests {
     #expect(attributes["error.type"] == nil)
   }
 
+  @Test("a server exchange: SERVER span with url.path/url.query/client.address; a 404 is not its error")
+  func serverSpan() throws {
+    var record = Self.record(status: 404)
+    record.role = .server
+    record.peerAddress = "10.0.0.9"
+    record.peerPort = 50_123
+    let span = try #require(HTTPSpanMapping.spans(for: record, position: 0).first)
+    #expect(span.kind == .server)
+    #expect(span.status.code == .unset)
+    let attributes = Dictionary(span.attributes.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+    #expect(attributes["url.path"]?.stringValue == "/v1/items")
+    #expect(attributes["url.query"]?.stringValue == "id=7")
+    #expect(attributes["url.scheme"]?.stringValue == "https")
+    #expect(attributes["client.address"]?.stringValue == "10.0.0.9")
+    #expect(attributes["network.peer.port"]?.intValue == 50_123)
+    #expect(attributes["url.full"] == nil)
+    #expect(attributes["error.type"] == nil)
+    record.status = 503
+    #expect(HTTPSpanMapping.spans(for: record, position: 0)[0].status.code == .error)
+  }
+
+  @Test("the first exchange of a connection: DNS lookup, socket connect, TLS handshake as children, end to end")
+  func setupChildren() throws {
+    var record = Self.record(reused: false)
+    record.dnsMs = 1
+    record.connectMs = 2
+    record.tlsMs = 3
+    record.tlsVersion = "TLSv1.3"
+    record.peerAddress = "192.0.2.1"
+    record.peerPort = 8443
+    let spans = HTTPSpanMapping.spans(for: record, position: 0)
+    #expect(spans.map(\.name) == ["GET", "DNS lookup", "socket connect", "TLS handshake"])
+    let request = spans[0]
+    #expect(request.startTimeUnixNano == record.startUnixNs - 6_000_000)
+    #expect(spans.dropFirst().allSatisfy { $0.parentSpanID == request.spanID && $0.traceID == request.traceID })
+    #expect(spans[1].startTimeUnixNano == request.startTimeUnixNano)
+    #expect(spans[1].endTimeUnixNano == spans[2].startTimeUnixNano)
+    #expect(spans[3].endTimeUnixNano == record.startUnixNs)
+    #expect(Set(spans.map(\.spanID)).count == 4)
+    #expect(spans[3].attributes.first { $0.key == "tls.protocol.version" }?.value.stringValue == "1.3")
+    record.reusedConnection = true
+    #expect(HTTPSpanMapping.spans(for: record, position: 0).count == 1)
+  }
+
   @Test("errors: a client's 4xx and a missing response are ERROR with error.type; an unknown method is _OTHER")
   func errors() throws {
     let notFound = try #require(HTTPSpanMapping.spans(for: Self.record(status: 404), position: 0).first)

@@ -49,8 +49,10 @@ struct ExportMetrics: Codable, Sendable {
     var list = AttributeList()
     list.add("http.request.method", HTTPSpanMapping.normalizedMethod(record.method))
     list.add("http.response.status_code", record.status)
-    list.add("server.address", server.address)
-    list.add("server.port", server.port)
+    if role == .client {  // opt-in for a server in the conventions; its Host header is the client's say
+      list.add("server.address", server.address)
+      list.add("server.port", server.port)
+    }
     list.add("url.scheme", record.scheme.rawValue)
     list.add("error.type", HTTPSpanMapping.errorType(of: record, role: role))
     let transaction = Transaction.http(record)
@@ -60,7 +62,7 @@ struct ExportMetrics: Codable, Sendable {
     add(Double(record.responseBytes), to: isClient ? .httpClientResponseSize : .httpServerResponseSize, list, transaction)
     if let ttfb = record.ttfbMs {
       var withRole = list
-      withRole.add("elfhook.connection.role", role.rawValue)
+      withRole.add("elfhook.role", role.rawValue)
       add(ttfb / 1000, to: .timeToFirstByte, withRole, transaction)
     }
   }

@@ -2,11 +2,15 @@
 /// OpenTelemetry semantic conventions where they define one; what they do not define is under
 /// `elfhook.`:
 /// - `http.client.request.duration`, `http.server.request.duration` (s): `duration_ms` of each
-///   `http` record, by role, with the conventions' advisory bucket boundaries;
-/// - `dns.lookup.duration` (s): each `dns` record;
+///   `http` record, by role, with the conventions' advisory bucket boundaries; attributes
+///   `http.request.method`, `http.response.status_code`, `url.scheme`, `error.type`, and for a
+///   client `server.address`, `server.port` (the same dimensions as `NetMonitorMetrics`);
+/// - `dns.lookup.duration` (s): each `dns` record, with `dns.question.name` (required by the
+///   conventions) and `error.type`;
 /// - `elfhook.connection.connect.duration`, `elfhook.connection.tls.duration` (s): `connect_ms`
 ///   and `tls_ms` of each `connection` record (every connection, HTTP or not, failed or not);
-/// - `elfhook.http.time_to_first_byte` (s): `ttfb_ms` of each `http` record that has one;
+/// - `elfhook.http.time_to_first_byte` (s): `ttfb_ms` of each `http` record that has one, with
+///   `elfhook.role` (`client`, `server`);
 /// - `elfhook.http.client.request.size`, `…response.size`, and the `server` pair (By): head and
 ///   body of each exchange. Not the conventions' `http.client.request.body.size`: that counts the
 ///   body alone, which a record does not carry on its own.
