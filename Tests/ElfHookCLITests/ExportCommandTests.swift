@@ -133,6 +133,54 @@ struct ExportCommandTests {
     #expect(receiver.histogramCount("http.client.request.duration") == http.count)
   }
 
+  @Test("a real server under `elfhook run`: SERVER spans with url.path and client.address, server histograms")
+  func realServerRun() throws {
+    let elfhook = try Self.elfhook()
+    let directory = try TemporaryDirectory("export-server")
+    defer { directory.remove() }
+    try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("www"), withIntermediateDirectories: true)
+    _ = try directory.write("hello", to: "www/index.txt")
+    let records = directory.path("server.jsonl")
+    let server = try TestProcess([
+      elfhook, "run", "--output", records, "--", "/usr/bin/env", "python3", "-u", "-m", "http.server", "0", "--bind",
+      "127.0.0.1", "--directory", directory.path("www"),
+    ])
+    var serverPort: UInt16?
+    _ = eventually(timeout: 30) {
+      let words = server.stdout.split(separator: " ")
+      serverPort = words.firstIndex(of: "port").flatMap { UInt16(words[$0 + 1]) }
+      return serverPort != nil
+    }
+    let port = try #require(serverPort, "http.server did not start: \(server.stderr)")
+    for path in ["/index.txt?lang=en", "/nothing-here"] {
+      _ = try TestProcess.run(["/usr/bin/curl", "-s", "-o", "/dev/null", "http://127.0.0.1:\(port)\(path)"])
+    }
+    let served = eventually(timeout: 10) {
+      (try? RecordFiles.load(paths: [records]))?.filter { if case .http = $0 { true } else { false } }.count == 2
+    }
+    server.signal(SIGTERM)
+    server.wait(timeout: 20)
+    try #require(served, "the server's records did not arrive")
+    let http = try RecordFiles.load(paths: [records]).compactMap { if case .http(let record) = $0 { record } else { nil } }
+    let receiver = try OTLPReceiver(in: directory)
+    let export = try TestProcess.run([elfhook, "export", "--otlp", receiver.url, "--service-name", "web", records])
+    #expect(export.status == 0, "\(export.stderr)")
+    let spans = receiver.spans().filter { $0.parentSpanId.isEmpty }
+    #expect(spans.count == http.count)
+    let page = try #require(spans.first { $0.string("url.path") == "/index.txt" })
+    #expect(page.kind == 2)
+    #expect(page.string("url.query") == "lang=en")
+    #expect(page.string("url.scheme") == "http")
+    #expect(page.string("client.address") == "127.0.0.1")
+    #expect(page.int("server.port") == Int(port))
+    #expect(page.resource["service.name"] as? String == "web")
+    let missing = try #require(spans.first { $0.string("url.path") == "/nothing-here" })
+    #expect(missing.int("http.response.status_code") == 404)
+    #expect(missing.statusCode == 0)  // a 404 is the client's error, not the server's
+    #expect(receiver.histogramCount("http.server.request.duration") == http.count)
+    #expect(receiver.histogramCount("http.client.request.duration") == 0)
+  }
+
   @Test("--follow: a collector refusing, then answering 503, gets every span exactly once, records appended meanwhile")
   func followThroughOutage() throws {
     let elfhook = try Self.elfhook()

@@ -19,10 +19,11 @@ struct ExportCommand: ParsableCommand {
       http.server.request.duration, dns.lookup.duration, and elfhook.* for connect, TLS, time to \
       first byte and sizes. service.name is the process's name unless --service-name is given.
 
-      Nothing is lost or sent twice: records are sent in batches of up to 512 spans, and a file's \
-      cursor (in --state DIR) moves past a batch only once the collector answered 2xx; a ring's \
-      slots are freed only then. Span ids derive from the records, so a batch resent after a crash \
-      carries the same ids. Run it again after a failure and it goes on where it stopped.
+      Nothing is lost: records are sent in batches of up to 512 spans, and a file's cursor (in \
+      --state DIR) moves past a batch only once the collector answered 2xx; a ring's slots are \
+      freed only then. Run it again after a failure and it goes on where it stopped. Nothing is \
+      sent twice but, after a crash, the one batch the collector may have taken just before it — \
+      with the same span ids, which derive from the records, so a receiver can tell.
 
       Without --follow, everything the files hold is sent, then the metrics, and the command \
       exits 0; a collector that cannot be reached after 5 attempts (about 7 s) is an error. \
