@@ -301,4 +301,39 @@ struct ExportCommandTests {
     #expect(again.status == 0)
     #expect(receiver.spans().filter { $0.parentSpanId.isEmpty }.count == 2)
   }
+
+  @Test("a ring's acknowledged slots not yet freed when the exporter died are freed at the next start, not resent")
+  func ringCrashWindow() throws {
+    let library = try #require(ExportProducts.preloadLibrary, Comment(rawValue: ExportProducts.missing))
+    let directory = try TemporaryDirectory("export-ring-window")
+    defer { directory.remove() }
+    let ring = directory.path("curl.ring")
+    _ = try TestProcess.run(
+      ["/usr/bin/curl", "-s", "-o", "/dev/null", "http://127.0.0.1:9/"],
+      environment: ["LD_PRELOAD": library, "ELFHOOK_OUTPUT": ring])
+    let first = try RingSource(path: ring, saved: nil)
+    let batch = try #require(try first.nextBatch(maxSpans: 512, atEnd: true))
+    #expect(!batch.records.isEmpty)
+    first.acknowledge(batch)  // saved, then killed before didPersist: the slots are still in the ring
+    #expect(try RecordRing(path: ring).peekPublished(limit: 100).count == batch.slotCount)
+    let restarted = try RingSource(path: ring, saved: first.cursor)
+    #expect(try restarted.nextBatch(maxSpans: 512, atEnd: true) == nil)
+    #expect(try RecordRing(path: ring).peekPublished(limit: 100).isEmpty)
+  }
+
+  @Test("the state directory: created 0700, one exporter at a time, state written atomically and read back")
+  func stateDirectory() throws {
+    let directory = try TemporaryDirectory("export-state")
+    defer { directory.remove() }
+    let path = directory.path("state")
+    let store = try ExportStateStore(directory: path)
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    #expect((attributes[.posixPermissions] as? Int) == 0o700)
+    #expect(throws: CommandFailure.self) { try ExportStateStore(directory: path) }
+    var state = ExportState()
+    state.cursors["/x"] = SourceCursor(device: 1, inode: 2, offset: 3, line: 4)
+    try store.save(state)
+    #expect(try store.load().cursors == state.cursors)
+    #expect(!FileManager.default.fileExists(atPath: path + "/state.json.tmp"))
+  }
 }
