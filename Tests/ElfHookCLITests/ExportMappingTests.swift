@@ -192,6 +192,32 @@ struct ExportMappingTests {
     #expect(messages.count == 2 && messages[1].contains("another inode"))
   }
 
+  @Test("a followed file replaced under its name (rotation): the old one is finished, the new one read from its start")
+  func rotation() throws {
+    let directory = try TemporaryDirectory("export-rotation")
+    defer { directory.remove() }
+    let lines = (0..<3).map { Transaction.http(Self.record(start: UInt64($0))).jsonLine() }
+    let path = try directory.write(lines[0] + "\n", to: "r.jsonl")
+    var messages: [String] = []
+    let source = try JSONLinesSource(path: path, saved: nil) { messages.append($0) }
+    // Appended to the old file after the rename: still read, before the new file.
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
+    let old = try #require(FileHandle(forWritingAtPath: path + ".1"))
+    old.seekToEndOfFile()
+    old.write(Data((lines[1] + "\n").utf8))
+    try old.close()
+    _ = try directory.write(lines[2] + "\n", to: "r.jsonl")
+    var starts: [UInt64] = []
+    for _ in 0..<3 {
+      if let batch = try source.nextBatch(maxSpans: 512, atEnd: false) {
+        starts += batch.records.map(\.transaction.startUnixNs)
+        source.acknowledge(batch)
+      }
+    }
+    #expect(starts == [0, 1, 2])
+    #expect(messages.count == 1 && messages[0].contains("replaced"))
+  }
+
   @Test("batches hold at most 512 spans, and an incomplete last line waits when following")
   func batching() throws {
     let directory = try TemporaryDirectory("export-batch")

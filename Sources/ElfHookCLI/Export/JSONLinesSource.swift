@@ -10,11 +10,13 @@ import NetMonitor
 /// The cursor is the byte offset after the last acknowledged line, with the file's device and
 /// inode. A cursor for another file (the name now names a new file) or beyond the file's end (the
 /// file was truncated) is dropped, with one line on stderr, and the file is exported from its
-/// start: its records are new ones. The same holds when the file shrinks while it is followed.
+/// start: its records are new ones. The same holds when the file shrinks while it is followed;
+/// and when, followed, the name comes to name another file (a rotation), the old file is read to
+/// its end first, then the new one from its start.
 final class JSONLinesSource: RecordSource {
   let path: String
   private(set) var cursor: SourceCursor
-  private let descriptor: Int32
+  private var descriptor: Int32
   private let log: (String) -> Void
 
   /// At most this many bytes are read per batch; a longer line is still read whole.
@@ -103,7 +105,10 @@ final class JSONLinesSource: RecordSource {
       offset += UInt64(start)
       if start < bytes.count || bytes.count < size || records.count >= maxRecords { break }
     }
-    guard offset != cursor.offset else { return nil }
+    guard offset != cursor.offset else {
+      if !atEnd { try reopenIfReplaced() }
+      return nil
+    }
     var after = cursor
     after.offset = offset
     after.line = line
@@ -111,6 +116,26 @@ final class JSONLinesSource: RecordSource {
   }
 
   func acknowledge(_ batch: SourceBatch) { cursor = batch.cursorAfter }
+
+  /// Once the open file is read to its end: when `path` now names another file, switches to it,
+  /// from its start. The corresponding C functions are `stat` and `open`.
+  private func reopenIfReplaced() throws {
+    var named = stat()
+    guard stat(path, &named) == 0,
+      UInt64(named.st_dev) != cursor.device || UInt64(named.st_ino) != cursor.inode
+    else { return }
+    let replacement = open(path, O_RDONLY | O_CLOEXEC)
+    guard replacement >= 0 else { return }  // gone again: keep the old one, try at the next poll
+    var status = stat()
+    guard fstat(replacement, &status) == 0 else {
+      close(replacement)
+      return
+    }
+    close(descriptor)
+    descriptor = replacement
+    cursor = SourceCursor(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), offset: 0)
+    log("\(path) was replaced by another file; following the new one from its start")
+  }
 
   func didPersist(_ batch: SourceBatch) {}
 
