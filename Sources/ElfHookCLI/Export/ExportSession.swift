@@ -19,6 +19,8 @@ import SwiftProtobuf
 /// doubling to ``ExportConfiguration/backoffCap``), the metrics go out every
 /// ``ExportConfiguration/metricsInterval``, and SIGINT/SIGTERM end the loop with the state saved.
 ///
+/// Without `follow`, SIGINT/SIGTERM end the run too, between two steps, with status 1.
+///
 /// A batch the collector rejects (a 4xx other than 429) is logged in one line and passed over:
 /// sending it again would be refused again. Without `follow`, the run then ends with status 1.
 final class ExportSession {
@@ -80,6 +82,8 @@ final class ExportSession {
     }
     if configuration.follow {
       if !metricsSent { exportMetricsOnce() }
+    } else if StopSignal.isRequested {
+      throw CommandFailure.input("interrupted; what the collector acknowledged is saved, run the same command to go on")
     } else if !state.metrics.isEmpty, !StopSignal.isRequested {
       let outcome = try send("v1/metrics", body: try metricsRequest().serializedBytes())
       if case .rejected(let reason) = outcome {
