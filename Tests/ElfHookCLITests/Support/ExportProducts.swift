@@ -1,22 +1,13 @@
 import Foundation
 
-/// The built `elfhook` and `libElfHookPreload.so` the export tests run: beside the test bundle,
-/// or in the package's `.build/debug`.
+/// The built `elfhook` and `libElfHookPreload.so` the export tests run, where `BuiltElfHook`
+/// finds them.
 enum ExportProducts {
-  static var directory: URL? {
-    var candidates: [URL] = []
-    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-      candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent())
-    }
-    let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
-    candidates.append(package.appendingPathComponent(".build/debug"))
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("elfhook").path) }
+  static var elfhook: String? { BuiltElfHook.path }
+  static var preloadLibrary: String? {
+    BuiltElfHook.path.map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("libElfHookPreload.so").path }
   }
-
-  static var elfhook: String? { directory?.appendingPathComponent("elfhook").path }
-  static var preloadLibrary: String? { directory?.appendingPathComponent("libElfHookPreload.so").path }
-  static let missing = "elfhook was not found: run `swift build` first"
+  static let missing = BuiltElfHook.missing
 }
 
 /// A program run to its end, or started and stopped by the test; every wait is bounded.
