@@ -119,7 +119,9 @@ struct ExportCommandTests {
     #expect(spans.filter { $0.name == "socket connect" }.count == http.filter { $0.connectMs != nil }.count)
     #expect(http.contains { $0.connectMs != nil })
     let dns = transactions.filter { if case .dns = $0 { true } else { false } }.count
+    // Each connection once: all of curl's had an exchange, whose record carries the phase.
     let connects = transactions.filter { if case .connection(let c) = $0 { c.connectMs != nil } else { false } }.count
+    #expect(connects == http.filter { $0.connectMs != nil }.count)
     #expect(receiver.histogramCount("http.client.request.duration") == http.count)
     #expect(receiver.histogramCount("elfhook.http.client.request.size") == http.count)
     #expect(receiver.histogramCount("dns.lookup.duration") == dns)

@@ -163,6 +163,31 @@ struct ExportMappingTests {
     #expect(decoded.request(serviceName: nil, timeUnixNs: 9_999) == metrics.request(serviceName: nil, timeUnixNs: 9_999))
   }
 
+  @Test("a connection's phases count once: from its first exchange, else from its connection record")
+  func phasesCountOnce() throws {
+    var first = Self.record(reused: false)
+    first.connectMs = 2
+    first.peerPort = 8443
+    let later = Self.record(start: 2_000_000_000_000_000_000)
+    let withHTTP = ConnectionRecord(
+      pid: 42, process: "curl", startUnixNs: 1, durationMs: 30, id: 3, role: .client, transport: .tcp,
+      host: "api.example.org", peerAddress: "192.0.2.1", peerPort: 8443, dnsMs: nil, connectMs: 2, tlsMs: nil,
+      tlsVersion: nil, bytesSent: 1, bytesReceived: 1, tlsBytesSent: nil, tlsBytesReceived: nil, httpExchanges: 2,
+      error: nil)
+    var refused = withHTTP
+    refused.httpExchanges = 0
+    refused.error = RecordedError(call: "connect", code: "ECONNREFUSED", message: "Connection refused")
+    var metrics = ExportMetrics()
+    for transaction in [Transaction.http(first), .http(later), .connection(withHTTP), .connection(refused)] {
+      metrics.record(transaction)
+    }
+    let request = metrics.request(serviceName: nil, timeUnixNs: 1)
+    let connect = try #require(request.resourceMetrics[0].scopeMetrics[0].metrics.first { $0.name == "elfhook.connection.connect.duration" })
+    #expect(connect.histogram.dataPoints.map(\.count) == [1, 1])
+    let refusedPoint = try #require(connect.histogram.dataPoints.last)
+    #expect(refusedPoint.attributes.first { $0.key == "error.type" }?.value.stringValue == "ECONNREFUSED")
+  }
+
   @Test("a JSON Lines source restarts from the start of a file that was replaced or truncated")
   func cursorRestarts() throws {
     let directory = try TemporaryDirectory("export-cursor")

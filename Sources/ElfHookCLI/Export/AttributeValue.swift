@@ -61,6 +61,11 @@ struct AttributeList {
     attributes.append(Attribute(key, .bool(value)))
   }
 
+  /// Adds every attribute of `other`, after these.
+  mutating func append(_ other: AttributeList) {
+    attributes += other.attributes
+  }
+
   /// The attributes as OTLP `KeyValue`s, in the order they were added.
   var otlp: [OTLPKeyValue] { attributes.map(\.otlp) }
 }

@@ -30,16 +30,63 @@ struct ExportMetrics: Codable, Sendable {
       list.add("dns.question.name", record.host)
       list.add("error.type", record.error?.code)
       add(record.durationMs / 1000, to: .dnsLookupDuration, list, transaction)
-    case .connection(let record):
+    case .connection(let record): recordConnection(record)
+    }
+  }
+
+  /// A connection's phases count once: from its first HTTP exchange, which carries them (so they
+  /// show as soon as that response is complete, not when a keep-alive connection closes), else
+  /// from its `connection` record (a failed connect or handshake, a connection without HTTP) —
+  /// the rule `NetMonitorMetrics` follows, so both exporters count alike.
+  private mutating func recordConnection(_ record: ConnectionRecord) {
+    guard (record.httpExchanges ?? 0) == 0 else { return }
+    let transaction = Transaction.connection(record)
+    var server = AttributeList()
+    if record.role == .client {
+      server.add("server.address", record.host ?? record.peerAddress)
+      server.add("server.port", record.peerPort)
+    }
+    let error = record.error
+    if let connect = record.connectMs, record.role == .client {
+      var list = server
+      list.add("network.transport", record.transport.rawValue)
+      list.add("error.type", error.flatMap { $0.call == "connect" ? $0.code : nil })
+      add(connect / 1000, to: .connectDuration, list, transaction)
+    }
+    if let tls = record.tlsMs {
       var list = AttributeList()
-      list.add("server.address", record.host ?? record.peerAddress)
-      list.add("server.port", record.peerPort)
-      list.add("error.type", record.error?.code)
-      if let connect = record.connectMs { add(connect / 1000, to: .connectDuration, list, transaction) }
-      if let tls = record.tlsMs {
-        list.add("tls.protocol.version", record.tlsVersion.map { TLSVersionName($0).version })
-        add(tls / 1000, to: .tlsDuration, list, transaction)
-      }
+      list.add("elfhook.role", record.role.rawValue)
+      list.append(server)
+      list.add("tls.protocol.version", record.tlsVersion.map { TLSVersionName($0).version })
+      list.add("error.type", error.flatMap { Self.handshakeCalls.contains($0.call) ? $0.code : nil })
+      add(tls / 1000, to: .tlsDuration, list, transaction)
+    }
+  }
+
+  /// The calls whose failure is a failed TLS handshake.
+  static let handshakeCalls: Set<String> = ["SSL_do_handshake", "SSL_connect", "SSL_accept"]
+
+  /// The phases of a connection's first exchange (see ``recordConnection(_:)``).
+  private mutating func recordSetup(of record: HTTPRecord, role: ConnectionRole) {
+    guard !record.reusedConnection else { return }
+    let transaction = Transaction.http(record)
+    var server = AttributeList()
+    if role == .client {
+      let parsed = HTTPSpanMapping.server(of: record, role: role)
+      server.add("server.address", parsed.address ?? record.peerAddress)
+      server.add("server.port", record.peerPort ?? parsed.port)
+    }
+    if let connect = record.connectMs, role == .client {
+      var list = server
+      list.add("network.transport", "tcp")
+      add(connect / 1000, to: .connectDuration, list, transaction)
+    }
+    if let tls = record.tlsMs {
+      var list = AttributeList()
+      list.add("elfhook.role", role.rawValue)
+      list.append(server)
+      list.add("tls.protocol.version", record.tlsVersion.map { TLSVersionName($0).version })
+      add(tls / 1000, to: .tlsDuration, list, transaction)
     }
   }
 
@@ -65,6 +112,7 @@ struct ExportMetrics: Codable, Sendable {
       withRole.add("elfhook.role", role.rawValue)
       add(ttfb / 1000, to: .timeToFirstByte, withRole, transaction)
     }
+    recordSetup(of: record, role: role)
   }
 
   private mutating func add(

@@ -7,8 +7,9 @@
 ///   client `server.address`, `server.port` (the same dimensions as `NetMonitorMetrics`);
 /// - `dns.lookup.duration` (s): each `dns` record, with `dns.question.name` (required by the
 ///   conventions) and `error.type`;
-/// - `elfhook.connection.connect.duration`, `elfhook.connection.tls.duration` (s): `connect_ms`
-///   and `tls_ms` of each `connection` record (every connection, HTTP or not, failed or not);
+/// - `elfhook.connection.connect.duration`, `elfhook.connection.tls.duration` (s): each
+///   connection's `connect_ms` (clients) and `tls_ms`, once: from its first HTTP exchange, else
+///   from its `connection` record (failed, or without HTTP) — see `ExportMetrics`;
 /// - `elfhook.http.time_to_first_byte` (s): `ttfb_ms` of each `http` record that has one, with
 ///   `elfhook.role` (`client`, `server`);
 /// - `elfhook.http.client.request.size`, `…response.size`, and the `server` pair (By): head and
