@@ -247,6 +247,14 @@ struct ExportCommandTests {
     #expect(export.stderr.hasPrefix("elfhook: \(records):3: not a record: "))
     #expect(export.stderr.split(separator: "\n").count == 1)
     #expect(receiver.spans().count == 2)
+    // A file cut in the middle of its last line (a writer killed mid-write): the same, at its line.
+    let cut = Self.syntheticLines(2, from: 10)
+    let truncated = try directory.write(cut[0] + "\n" + cut[1].prefix(40), to: "cut.jsonl")
+    let second = try TestProcess.run([elfhook, "export", "--otlp", receiver.url, truncated])
+    #expect(second.status == 1)
+    #expect(second.stderr.hasPrefix("elfhook: \(truncated):2: not a record: "))
+    #expect(second.stderr.split(separator: "\n").count == 1)
+    #expect(receiver.spans().count == 3)
   }
 
   @Test("an unreachable collector without --follow: a non-zero exit and one line, in bounded time")
