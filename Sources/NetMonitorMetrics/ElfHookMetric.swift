@@ -69,6 +69,23 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
     }
   }
 
+  /// One sentence saying what is measured, for a backend's help text (Prometheus's `# HELP`).
+  public var help: String {
+    switch self {
+    case .httpClientRequestDuration: "HTTP/1.x exchanges the process made: request start to the last response byte."
+    case .httpServerRequestDuration: "HTTP/1.x exchanges the process served: request start to the last response byte."
+    case .httpTimeToFirstByte: "HTTP/1.x exchanges: request start to the first response byte."
+    case .httpClientRequestSize: "Requests the process sent: head and body bytes."
+    case .httpClientResponseSize: "Responses the process received: head and body bytes."
+    case .httpServerRequestSize: "Requests the process received: head and body bytes."
+    case .httpServerResponseSize: "Responses the process sent: head and body bytes."
+    case .dnsLookupDuration: "getaddrinfo calls."
+    case .connectDuration: "Client connections: connect until established."
+    case .tlsDuration: "TLS handshakes."
+    case .connectionErrors: "Connections that failed: the first failure of each."
+    }
+  }
+
   /// The swift-metrics instrument it is recorded with.
   public var instrument: Instrument {
     switch self {

@@ -51,7 +51,8 @@ final class PrometheusEndpoint: Sendable {
       .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-          try channel.pipeline.syncOperations.addHandler(PrometheusHTTPHandler(registry: registry))
+          try channel.pipeline.syncOperations.addHandler(
+            PrometheusHTTPHandler { PrometheusNaming.addingHelp(to: registry.emitToBuffer()) })
         }
       }
     do {
@@ -72,9 +73,9 @@ final class PrometheusEndpoint: Sendable {
     sink.record(transaction)
   }
 
-  /// The metrics as a scrape would return them now.
-  func exposition() -> String {
-    registry.emitToString()
+  /// The metrics as a scrape returns them now: the registry's exposition with help lines.
+  func exposition() -> [UInt8] {
+    PrometheusNaming.addingHelp(to: registry.emitToBuffer())
   }
 
   /// Serves until `close()` is called (from another thread).
