@@ -99,6 +99,23 @@ struct PrometheusEndpointTests {
     #expect(try HTTPGet.fetch(port: endpoint.port, path: "/metrics?name=x").status == 200)
   }
 
+  @Test(
+    "serves on IPv6 loopback", .enabled(if: (try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8))?
+      .contains("00000000000000000000000000000001") == true && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+  func ipv6Loopback() throws {
+    let endpoint = try PrometheusEndpoint(address: "[::1]:0")
+    defer { endpoint.close() }
+    #expect(endpoint.address.host == "::1")
+    let run = Process()
+    let pipe = Pipe()
+    run.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    run.arguments = ["-s", "-g", "-o", "/dev/null", "-w", "%{http_code}", "http://[::1]:\(endpoint.port)/metrics"]
+    run.standardOutput = pipe
+    try run.run()
+    run.waitUntilExit()
+    #expect(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
+  }
+
   @Test func busyPortIsOneClearError() throws {
     let first = try PrometheusEndpoint(address: "127.0.0.1:0")
     defer { first.close() }
