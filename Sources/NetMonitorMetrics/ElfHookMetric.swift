@@ -16,6 +16,10 @@
 /// | `elfhook.connection.tls.duration` | s | `Timer` | `elfhook.role`, `server.address`, `server.port`, `tls.protocol.version`, `error.type` |
 /// | `elfhook.connection.errors` | {error} | `Counter` | `elfhook.role`, `error.type`, `elfhook.error.call`, `server.address`, `server.port` |
 ///
+/// Durations are `Timer`s rather than `Recorder`s of seconds: a timer carries its unit (whole
+/// nanoseconds), so each backend converts it to its own — swift-prometheus exports a timer as a
+/// histogram in seconds with duration buckets, where a recorder would be a histogram of bare numbers.
+///
 /// The sizes are not the conventions' `http.*.body.size`: a record counts the head and the body
 /// together (`request_bytes`, `response_bytes`), so giving them the body's name would misreport.
 ///
