@@ -15,11 +15,17 @@ let package = Package(
     // What `LD_PRELOAD` injects: the monitor, self-contained (static Swift stdlib), started by a
     // constructor and configured by ELFHOOK_* variables.
     .library(name: "ElfHookPreload", type: .dynamic, targets: ["ElfHookPreload"]),
+    // A `TransactionSink` that emits through swift-metrics (OpenTelemetry semantic-convention names).
+    // Its own product so that NetMonitor, injected into every process, stays free of swift-metrics.
+    .library(name: "NetMonitorMetrics", targets: ["NetMonitorMetrics"]),
     // The command line: `elfhook run`, `inspect`, `report`.
     .executable(name: "elfhook", targets: ["elfhook"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
   ],
   targets: [
     .target(
@@ -45,8 +51,19 @@ let package = Package(
     ),
     .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor"]),
     .target(
+      name: "NetMonitorMetrics",
+      dependencies: ["NetMonitor", .product(name: "CoreMetrics", package: "swift-metrics")]
+    ),
+    .target(
       name: "ElfHookCLI",
-      dependencies: ["ElfHook", "ElfFileReader", "NetMonitor", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "ElfHook", "ElfFileReader", "NetMonitor", "NetMonitorMetrics",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ]
     ),
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
     .target(name: "CElfHookPreload", path: "CShims/CElfHookPreload"),
@@ -64,6 +81,10 @@ let package = Package(
     .executableTarget(name: "http-parse", dependencies: ["NetMonitor"], path: "Benchmarks/http-parse"),
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
     .testTarget(name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor"]),
+    .testTarget(
+      name: "NetMonitorMetricsTests",
+      dependencies: ["NetMonitorMetrics", "NetMonitor", .product(name: "MetricsTestKit", package: "swift-metrics")]
+    ),
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c"]),
   ]

@@ -41,6 +41,10 @@ struct HTTPExchangeInProcessTests {
     #expect(exchanges.map(\.responseBytes).reduce(0, +) == UInt64(received.count))
     #expect(exchanges.allSatisfy { $0.scheme == .http && $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs })
     #expect(connection.httpExchanges == requests.count)
+    // Every exchange names its peer; only the first carries the connection's setup.
+    #expect(exchanges.allSatisfy { $0.role == .client && $0.peerAddress == "127.0.0.1" && $0.peerPort == server.port })
+    #expect(exchanges[0].connectMs == connection.connectMs && exchanges[0].connectMs != nil)
+    #expect(exchanges.dropFirst().allSatisfy { $0.connectMs == nil && $0.dnsMs == nil && $0.tlsMs == nil })
   }
 
   @Test("a close-delimited response ends when the connection closes")

@@ -142,6 +142,11 @@ struct LibcurlInProcessTests {
     let connect = try #require(connection.connectMs)
     compare("connect", connect, milliseconds(2) - milliseconds(1))
     #expect(connection.httpExchanges == 1)
+    // The first exchange carries its connection's setup, so a streaming consumer needs no join.
+    #expect(exchange.role == .client && !exchange.reusedConnection)
+    #expect(exchange.peerAddress == connection.peerAddress && exchange.peerPort == port)
+    #expect(exchange.dnsMs == connection.dnsMs && exchange.connectMs == connection.connectMs)
+    #expect(exchange.tlsMs == connection.tlsMs && exchange.tlsVersion == connection.tlsVersion)
     if secure {
       let handshake = try #require(connection.tlsMs)
       compare("tls", handshake, milliseconds(3) - milliseconds(2))

@@ -22,6 +22,19 @@ struct RecordDecodingTests {
     }
   }
 
+  @Test("an http line written before the connection fields existed reads back with them nil")
+  func httpLineWithoutConnectionFields() throws {
+    let line =
+      #"{"kind":"http","pid":1,"process":"curl","start_unix_ns":5,"duration_ms":1.5,"connection_id":7,"scheme":"http","method":"GET","host":"a","target":"/","status":200,"ttfb_ms":1.0,"request_bytes":78,"response_bytes":90,"reused_connection":true}"#
+    guard case .http(let record) = try Transaction(jsonLine: line) else {
+      Issue.record("not an http record")
+      return
+    }
+    #expect(record.role == nil && record.peerAddress == nil && record.peerPort == nil)
+    #expect(record.dnsMs == nil && record.connectMs == nil && record.tlsMs == nil && record.tlsVersion == nil)
+    #expect(record.responseBytes == 90 && record.reusedConnection)
+  }
+
   @Test("null duration reads back as NaN")
   func nanDuration() throws {
     var record = RecordSamples.dns

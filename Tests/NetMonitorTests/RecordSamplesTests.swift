@@ -30,7 +30,9 @@ enum RecordSamples {
     pid: 4242, process: "curl", startUnixNs: 1_767_225_600_197_000_000, durationMs: 180.5,
     connectionId: 7, scheme: .https, method: "GET", host: "example.com",
     target: "/search?q=swift&access_token=abc123", status: 200, ttfbMs: 150.25,
-    requestBytes: 78, responseBytes: 1_256, reusedConnection: false)
+    requestBytes: 78, responseBytes: 1_256, reusedConnection: false, role: .client,
+    peerAddress: "93.184.215.14", peerPort: 443, tlsVersion: "TLSv1.3", dnsMs: 12.345, connectMs: 20.001,
+    tlsMs: 41.2)
 
   static let all: [Transaction] = [
     .dns(dns), .dns(dnsFailure), .connection(connection), .connection(refused), .http(http),
@@ -131,7 +133,12 @@ enum RecordSamples {
           target: "/" + randomString(&rng) + "?token=" + randomString(&rng),
           status: randomOptional(&rng) { Int(truncatingIfNeeded: $0.next()) },
           ttfbMs: randomOptionalMilliseconds(&rng), requestBytes: rng.next(),
-          responseBytes: rng.next(), reusedConnection: rng.next() % 2 == 0))
+          responseBytes: rng.next(), reusedConnection: rng.next() % 2 == 0,
+          role: randomOptional(&rng) { $0.next() % 2 == 0 ? .client : .server },
+          peerAddress: randomOptional(&rng, randomString),
+          peerPort: randomOptional(&rng) { UInt16(truncatingIfNeeded: $0.next()) },
+          tlsVersion: randomOptional(&rng, randomString), dnsMs: randomOptionalMilliseconds(&rng),
+          connectMs: randomOptionalMilliseconds(&rng), tlsMs: randomOptionalMilliseconds(&rng)))
     }
   }
 

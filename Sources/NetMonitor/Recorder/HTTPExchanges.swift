@@ -26,7 +26,9 @@ struct HTTPExchanges {
 
 /// What the exchange logic needs to turn a completed exchange into a record.
 struct ExchangeContext {
-  let connectionID: UInt64
+  /// The connection's state as it is now (its id, role, peer and setup times): each http record
+  /// carries a copy, so that it can be read without its connection record.
+  let core: UnsafePointer<ConnectionCore>
   let isTLS: Bool
 }
 
@@ -119,7 +121,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         record.kind = RawRecord.Kind.http
         record.startUnixNanoseconds = exchange.pointee.startUnixNanoseconds
         record.durationNanoseconds = now &- exchange.pointee.start
-        record.core.id = context.connectionID
+        record.core = context.core.pointee
         record.core.isTLS = context.isTLS ? 1 : 0
         record.httpRequest = exchange.pointee.request
         record.httpStatus = status

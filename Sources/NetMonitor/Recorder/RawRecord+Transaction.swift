@@ -22,37 +22,53 @@ extension RawRecord {
       error: dnsError == 0 ? nil : .addressInfo(dnsError, systemErrno: dnsErrno == 0 ? nil : dnsErrno))
   }
 
-  private func connectionRecord(process: String) -> ConnectionRecord {
-    let isClient = core.role == ConnectionCore.Role.client
-    let isTLS = core.isTLS != 0
-    let connectMilliseconds: Double? =
-      isClient && core.connectEnd != 0
+  /// The connection's setup phases, in milliseconds; `nil` for a phase it did not go through.
+  private var setupMilliseconds: (dns: Double?, connect: Double?, tls: Double?) {
+    let connect: Double? =
+      core.role == ConnectionCore.Role.client && core.connectEnd != 0
       ? MonotonicClock.milliseconds(from: core.connectStart, to: core.connectEnd) : nil
-    let tlsMilliseconds: Double? =
-      isTLS && core.tlsStart != 0 && core.tlsEnd != 0
+    let tls: Double? =
+      core.isTLS != 0 && core.tlsStart != 0 && core.tlsEnd != 0
       ? MonotonicClock.milliseconds(from: core.tlsStart, to: core.tlsEnd) : nil
+    return (core.hasDNS != 0 ? Double(core.dnsNanoseconds) / 1_000_000 : nil, connect, tls)
+  }
+
+  private var role: ConnectionRole? {
+    switch core.role {
+    case ConnectionCore.Role.client: .client
+    case ConnectionCore.Role.server: .server
+    default: nil
+    }
+  }
+
+  private var tlsVersion: String? { core.isTLS != 0 && !core.tlsVersion.isEmpty ? core.tlsVersion.string : nil }
+
+  private func connectionRecord(process: String) -> ConnectionRecord {
+    let isTLS = core.isTLS != 0
+    let setup = setupMilliseconds
     return ConnectionRecord(
       pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
-      id: core.id, role: isClient ? .client : .server,
+      id: core.id, role: role ?? .server,
       transport: core.transport == ConnectionCore.Transport.udp ? .udp : .tcp,
       host: core.host.isEmpty ? nil : core.host.string,
       peerAddress: core.peer.text, peerPort: core.peer.isInternet ? core.peer.port : nil,
-      dnsMs: core.hasDNS != 0 ? Double(core.dnsNanoseconds) / 1_000_000 : nil,
-      connectMs: connectMilliseconds, tlsMs: tlsMilliseconds,
-      tlsVersion: isTLS && !core.tlsVersion.isEmpty ? core.tlsVersion.string : nil,
+      dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls, tlsVersion: tlsVersion,
       bytesSent: core.bytesSent, bytesReceived: core.bytesReceived,
       tlsBytesSent: isTLS ? core.tlsBytesSent : nil, tlsBytesReceived: isTLS ? core.tlsBytesReceived : nil,
       httpExchanges: Int(core.httpExchanges), error: recordedError)
   }
 
   private func httpRecord(process: String) -> HTTPRecord {
-    HTTPRecord(
+    let setup = httpReused ? (dns: nil, connect: nil, tls: nil) : setupMilliseconds
+    return HTTPRecord(
       pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
       connectionId: core.id, scheme: core.isTLS != 0 ? .https : .http, method: httpRequest.methodString,
       host: httpRequest.hostString, target: httpRequest.targetString,
       status: httpStatus == 0 ? nil : Int(httpStatus),
       ttfbMs: httpFirstByteNanoseconds == 0 ? nil : Double(httpFirstByteNanoseconds - 1) / 1_000_000,
-      requestBytes: httpRequestBytes, responseBytes: httpResponseBytes, reusedConnection: httpReused)
+      requestBytes: httpRequestBytes, responseBytes: httpResponseBytes, reusedConnection: httpReused,
+      role: role, peerAddress: core.peer.text, peerPort: core.peer.isInternet ? core.peer.port : nil,
+      tlsVersion: tlsVersion, dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls)
   }
 
   private var recordedError: RecordedError? {

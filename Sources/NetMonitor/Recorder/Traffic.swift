@@ -96,7 +96,7 @@ enum Traffic {
 
   /// The context an exchange that completes on `slot` is recorded with.
   static func exchangeContext(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> ExchangeContext {
-    ExchangeContext(connectionID: slot.pointee.core.id, isTLS: slot.pointee.head.is_tls != 0)
+    ExchangeContext(core: UnsafePointer(slot.pointer(to: \.core)!), isTLS: slot.pointee.head.is_tls != 0)
   }
 
   /// Plaintext bytes the peer sent (`fromPeer`) or this process sent, to the parser of their

@@ -2,7 +2,14 @@
 ///
 /// JSON keys, in this order: `kind` (`"http"`), `pid`, `process`, `start_unix_ns`, `duration_ms`,
 /// `connection_id`, `scheme`, `method`, `host`, `target`, `status`, `ttfb_ms`, `request_bytes`,
-/// `response_bytes`, `reused_connection`.
+/// `response_bytes`, `reused_connection`, then what the exchange's connection knew when the exchange
+/// completed: `role`, `peer_address`, `peer_port`, `tls_version`, and — on the connection's first
+/// exchange only, `null` on a reused one — its setup phases `dns_ms`, `connect_ms`, `tls_ms`.
+///
+/// The connection fields make each record self-contained: a consumer that streams records (an
+/// exporter) need not wait for the ``ConnectionRecord``, which comes only when the connection
+/// closes — and a keep-alive connection of a server may stay open for hours. Records written
+/// before these fields existed read back with them `nil`.
 ///
 /// `target` is always redacted: the initializer and every assignment pass it through
 /// `TargetRedaction.redact(_:)` (which is idempotent), so no sink ever sees a secret query value.
@@ -40,13 +47,29 @@ public struct HTTPRecord: Sendable, Hashable {
   public var responseBytes: UInt64
   /// Whether an earlier exchange had already used this connection (`reused_connection`).
   public var reusedConnection: Bool
+  /// Whether this process made the request (`client`) or served it (`server`) (`role`).
+  public var role: ConnectionRole?
+  /// The other end of the connection: the server a client called, the client a server answered
+  /// (`peer_address`, `peer_port`).
+  public var peerAddress: String?
+  public var peerPort: UInt16?
+  /// The negotiated TLS version of an `https` exchange (`tls_version`).
+  public var tlsVersion: String?
+  /// The connection's setup, on its first exchange only (`nil` on a reused connection, and for a
+  /// phase that did not happen: no lookup for a numeric address, no TLS): the name lookup that
+  /// returned the peer's address, `connect` until established, the TLS handshake (`dns_ms`,
+  /// `connect_ms`, `tls_ms`). A server's connection has no DNS or connect phase.
+  public var dnsMs: Double?
+  public var connectMs: Double?
+  public var tlsMs: Double?
 
   /// Creates a record of one exchange; `target` is redacted with `TargetRedaction.redact(_:)`.
   public init(
     pid: Int32, process: String, startUnixNs: UInt64, durationMs: Double,
     connectionId: UInt64, scheme: HTTPScheme, method: String, host: String?, target: String,
     status: Int?, ttfbMs: Double?, requestBytes: UInt64, responseBytes: UInt64,
-    reusedConnection: Bool
+    reusedConnection: Bool, role: ConnectionRole? = nil, peerAddress: String? = nil, peerPort: UInt16? = nil,
+    tlsVersion: String? = nil, dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil
   ) {
     self.pid = pid
     self.process = process
@@ -62,5 +85,12 @@ public struct HTTPRecord: Sendable, Hashable {
     self.requestBytes = requestBytes
     self.responseBytes = responseBytes
     self.reusedConnection = reusedConnection
+    self.role = role
+    self.peerAddress = peerAddress
+    self.peerPort = peerPort
+    self.tlsVersion = tlsVersion
+    self.dnsMs = dnsMs
+    self.connectMs = connectMs
+    self.tlsMs = tlsMs
   }
 }

@@ -75,7 +75,14 @@ extension Transaction {
           ttfbMs: try fields.milliseconds("ttfb_ms"),
           requestBytes: try fields.uint64("request_bytes"),
           responseBytes: try fields.uint64("response_bytes"),
-          reusedConnection: try fields.bool("reused_connection")))
+          reusedConnection: try fields.bool("reused_connection"),
+          role: try fields.optionalEnumeration("role"),
+          peerAddress: try fields.optionalString("peer_address"),
+          peerPort: try fields.optionalPort("peer_port"),
+          tlsVersion: try fields.optionalString("tls_version"),
+          dnsMs: try fields.milliseconds("dns_ms"),
+          connectMs: try fields.milliseconds("connect_ms"),
+          tlsMs: try fields.milliseconds("tls_ms")))
     }
   }
 }
@@ -136,6 +143,12 @@ private struct RecordFields {
 
   func enumeration<T: RawRepresentable<String>>(_ key: String) throws(RecordDecodingError) -> T {
     let text = try string(key)
+    guard let value = T(rawValue: text) else { throw .invalidValue(field: key, value: text) }
+    return value
+  }
+
+  func optionalEnumeration<T: RawRepresentable<String>>(_ key: String) throws(RecordDecodingError) -> T? {
+    guard let text = try optionalString(key) else { return nil }
     guard let value = T(rawValue: text) else { throw .invalidValue(field: key, value: text) }
     return value
   }

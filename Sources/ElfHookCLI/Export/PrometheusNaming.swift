@@ -1,0 +1,52 @@
+import NetMonitorMetrics
+import Prometheus
+
+/// How `MetricsSink`'s instruments become Prometheus metrics: the one place the OpenTelemetry
+/// names meet Prometheus's.
+///
+/// swift-prometheus keeps a swift-metrics label as the metric name, with every character Prometheus
+/// does not allow replaced by `_` and no unit added (`http.client.request.duration` would come out
+/// as `http_client_request_duration`); the factory made here names each `ElfHookMetric` by
+/// OpenTelemetry's Prometheus compatibility rules instead (`ElfHookMetric.prometheusName`):
+/// `http_client_request_duration_seconds`, `dns_lookup_duration_seconds`,
+/// `elfhook_http_client_response_size_bytes`, `elfhook_connection_errors_total`. Label names get
+/// `_` for `.` (`http_request_method`, `server_address`, `error_type`).
+///
+/// swift-prometheus refuses (traps on) one name carrying both labelled and unlabelled series, and
+/// OpenTelemetry omits a dimension that does not apply; so every series of an instrument is given
+/// the instrument's full label set, `""` where the dimension is absent — which Prometheus treats
+/// exactly as a missing label.
+///
+/// `Timer`s become histograms in seconds with the semantic conventions' advisory buckets (0.005 s
+/// to 10 s); size `Recorder`s histograms in bytes with decade buckets (100 B to 100 MB).
+enum PrometheusNaming {
+  /// A factory registering into `registry`, with the names, labels and buckets above.
+  static func factory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+    var factory = PrometheusMetricsFactory(registry: registry)
+    factory.defaultDurationHistogramBuckets = ElfHookMetric.durationBucketsSeconds.map {
+      .nanoseconds(Int64(($0 * 1_000_000_000).rounded()))
+    }
+    factory.defaultValueHistogramBuckets = ElfHookMetric.sizeBucketsBytes
+    factory.nameAndLabelSanitizer = { name, labels in rename(name, labels) }
+    return factory
+  }
+
+  /// The Prometheus name and labels of one swift-metrics instrument.
+  static func rename(_ name: String, _ labels: [(String, String)]) -> (String, [(String, String)]) {
+    guard let metric = ElfHookMetric(rawValue: name) else {
+      return (name, labels.map { (labelName($0.0), $0.1) })
+    }
+    var padded = metric.dimensionNames.map { dimension in
+      (labelName(dimension), labels.first { $0.0 == dimension }?.1 ?? "")
+    }
+    for (key, value) in labels where !metric.dimensionNames.contains(key) {
+      padded.append((labelName(key), value))
+    }
+    return (metric.prometheusName, padded)
+  }
+
+  /// A dimension name as a Prometheus label name: `.` becomes `_`.
+  static func labelName(_ dimension: String) -> String {
+    String(dimension.map { $0 == "." ? "_" : $0 })
+  }
+}

@@ -1,0 +1,62 @@
+import NetMonitor
+
+/// The values of the dimensions: each rule of the semantic conventions `MetricsSink` follows,
+/// as one small function.
+enum MetricAttributes {
+  /// The methods the conventions name; any other becomes `_OTHER`, so a client sending made-up
+  /// methods cannot create series.
+  static let knownMethods: Set<String> = [
+    "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+  ]
+
+  /// `http.request.method`.
+  static func method(_ method: String) -> String {
+    knownMethods.contains(method) ? method : "_OTHER"
+  }
+
+  /// `error.type` of an exchange: the status as text when it is an error for `role` (≥ 400 seen
+  /// by a client, ≥ 500 by a server), `no_response` when no response came, `nil` on success.
+  static func httpErrorType(status: Int?, role: ConnectionRole) -> String? {
+    guard let status else { return "no_response" }
+    return status >= (role == .server ? 500 : 400) ? String(status) : nil
+  }
+
+  /// A `Host` header split into host and port: `example.org:8080`, `[::1]:8080`, `[::1]`,
+  /// `example.org`. The host is lowercased (names are case-insensitive: one series, not two).
+  static func hostAndPort(_ header: String) -> (host: String, port: UInt16?) {
+    var host = Substring(header)
+    var port: UInt16?
+    if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+      let after = host[host.index(after: close)...]
+      if after.hasPrefix(":") { port = UInt16(after.dropFirst()) }
+      host = host[host.index(after: host.startIndex)..<close]
+    } else if let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon {
+      port = UInt16(host[host.index(after: colon)...])
+      host = host[..<colon]
+    }
+    return (host.lowercased(), port)
+  }
+
+  /// The port a scheme implies when the `Host` header names none.
+  static func defaultPort(_ scheme: HTTPScheme) -> UInt16 {
+    scheme == .https ? 443 : 80
+  }
+
+  /// `tls.protocol.version`: OpenSSL's `TLSv1.3` becomes `1.3`; other spellings pass unchanged.
+  static func tlsVersion(_ version: String) -> String {
+    version.hasPrefix("TLSv") ? String(version.dropFirst(4)) : version
+  }
+
+  /// Whether a connection's failure happened in the TLS handshake rather than later.
+  static func isHandshakeCall(_ call: String) -> Bool {
+    call == "SSL_do_handshake" || call == "SSL_connect" || call == "SSL_accept"
+  }
+
+  /// Milliseconds as whole nanoseconds for a `Timer`; `nil` for a negative or non-finite value
+  /// (a clock step), which is better dropped than recorded as a wrong duration.
+  static func nanoseconds(milliseconds: Double) -> Int64? {
+    guard milliseconds.isFinite, milliseconds >= 0 else { return nil }
+    let nanoseconds = (milliseconds * 1_000_000).rounded()
+    return nanoseconds < Double(Int64.max) ? Int64(nanoseconds) : Int64.max
+  }
+}
