@@ -12,14 +12,29 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Metrics
 import NetMonitor
+import NetMonitorMetrics
+import Prometheus
 
 let environment = Environment()  // Hummingbird's view of the process environment
 let port = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 8080
 let upstream = environment.get("UPSTREAM") ?? "http://localhost:8081/"
 
-// The one call: every DNS lookup, connection and HTTP/1.x exchange of this process becomes a record.
-try NetMonitor.start(sink: JSONLinesSink(path: environment.get("RECORDS") ?? "network.jsonl"))
+// The server's metrics backend, as it would have one anyway: swift-metrics into swift-prometheus,
+// served at GET /metrics.
+let registry = PrometheusCollectorRegistry()
+var prometheus = PrometheusMetricsFactory(registry: registry)
+prometheus.nameAndLabelSanitizer = prometheusNameAndLabels  // PrometheusLabels.swift: why
+MetricsSystem.bootstrap(prometheus)
+
+// The one call: every DNS lookup, connection and HTTP/1.x exchange of this process becomes a record,
+// written as a JSON line and handed to the metrics backend.
+try NetMonitor.start(
+  sink: MultiplexSink([
+    try JSONLinesSink(path: environment.get("RECORDS") ?? "network.jsonl"),
+    MetricsSink(),
+  ]))
 
 var clientConfiguration = HTTPClient.Configuration()
 if let caFile = environment.get("UPSTREAM_CA_FILE") {  // an HTTPS upstream with its own certificate
@@ -32,6 +47,7 @@ let client = HTTPClient(eventLoopGroup: clientLoops, configuration: clientConfig
 
 let router = Router()
 router.get("hello") { _, _ in "Hello from Hummingbird\n" }
+router.get("metrics") { _, _ in String(decoding: registry.emitToBuffer(), as: UTF8.self) }
 router.get("proxy") { _, _ -> Response in
   let answer = try await client.execute(HTTPClientRequest(url: upstream), timeout: .seconds(10))
   let body = try await answer.body.collect(upTo: 64 << 20)
