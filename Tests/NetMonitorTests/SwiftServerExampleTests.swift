@@ -58,6 +58,14 @@ struct SwiftServerExampleTests {
     #expect(clientConnections.compactMap(\.httpExchanges).reduce(0, +) == Self.proxyRequests)
     #expect(run.dns.contains { $0.host == "localhost" && $0.addresses.contains("127.0.0.1") })
 
+    // The same records as the server's Prometheus backend received them through MetricsSink.
+    #expect(run.metric("http_client_request_duration_seconds_count") == Double(outbound.count))
+    #expect(
+      run.metric("elfhook_http_client_response_size_bytes_sum") == Double(outbound.map(\.responseBytes).reduce(0, +)))
+    #expect(
+      run.metric("elfhook_http_client_request_size_bytes_sum") == Double(outbound.map(\.requestBytes).reduce(0, +)))
+    #expect(run.metric("elfhook_connection_connect_duration_seconds_count") == Double(clientConnections.count))
+
     try Self.expectInbound(run)
   }
 
@@ -90,6 +98,7 @@ struct SwiftServerExampleTests {
     #expect(
       !run.http.contains { run.clientConnectionIDs.contains($0.connectionId) },
       "no exchange is recorded on a client connection")
+    #expect(run.metric("http_client_request_duration_seconds_count") == 0)
 
     try Self.expectInbound(run)
   }
@@ -101,9 +110,11 @@ struct SwiftServerExampleTests {
     let inbound = run.http.filter { serverIDs.contains($0.connectionId) }
     let proxies = inbound.filter { $0.target == "/proxy" }
     let hellos = inbound.filter { $0.target == "/hello" }
+    let scrapes = inbound.filter { $0.target == "/metrics" }
     #expect(proxies.count == proxyRequests)
     #expect(hellos.count == helloRequests)
-    #expect(inbound.count == proxyRequests + helloRequests)
+    #expect(scrapes.count == run.scrapes)
+    #expect(inbound.count == proxyRequests + helloRequests + run.scrapes)
     for record in inbound {
       #expect(record.status == 200)
       #expect(record.host == "127.0.0.1:\(run.serverPort)")
@@ -115,9 +126,9 @@ struct SwiftServerExampleTests {
     let bodies = run.curl.filter { $0.url.hasSuffix("/proxy") }.map(\.bodyBytes)
     #expect(bodies == Array(repeating: UInt64(upstreamBody), count: proxyRequests))
 
-    // The connections curl opened: one for the /proxy calls, one per /hello.
+    // The connections curl opened: one for the /proxy calls, one per /hello and per scrape.
     let serverConnections = run.connections.filter { $0.role == .server && $0.error == nil }
-    #expect(serverConnections.count == 1 + helloRequests)
+    #expect(serverConnections.count == 1 + helloRequests + run.scrapes)
     let byCurl = Dictionary(grouping: run.curl, by: \.invocation).values.map { transfers in
       [transfers.map(\.requestBytes).reduce(0, +), transfers.map(\.responseBytes).reduce(0, +)]
     }
@@ -127,6 +138,11 @@ struct SwiftServerExampleTests {
       // The caller's address is also what `localhost` resolved to: still no name, no DNS phase.
       #expect(connection.host == nil && connection.dnsMs == nil, "\(connection)")
     }
+
+    // Metrics: every exchange served before the last scrape (all but that scrape's own), and every
+    // lookup (none happens after it).
+    #expect(run.metric("http_server_request_duration_seconds_count") == Double(inbound.count - 1))
+    #expect(run.metric("dns_lookup_duration_seconds_count") == Double(run.dns.count))
   }
 
   // MARK: Running the example
@@ -138,6 +154,9 @@ struct SwiftServerExampleTests {
     var records: [Transaction]
     var upstreamConnections: [UpstreamConnection]
     var curl: [CurlTransfer]
+    /// The last `GET /metrics` (Prometheus text), and how many were made.
+    var metrics: String
+    var scrapes: Int
 
     var http: [HTTPRecord] { records.compactMap { if case .http(let r) = $0 { r } else { nil } } }
     var dns: [DNSRecord] { records.compactMap { if case .dns(let r) = $0 { r } else { nil } } }
@@ -145,6 +164,15 @@ struct SwiftServerExampleTests {
       records.compactMap { if case .connection(let r) = $0 { r } else { nil } }
     }
     var clientConnectionIDs: Set<UInt64> { Set(connections.filter { $0.role == .client }.map(\.id)) }
+
+    /// The sum of a Prometheus sample over all its label sets (0 when absent).
+    func metric(_ name: String) -> Double {
+      metrics.split(separator: "\n").reduce(0) { sum, line in
+        let sample = line.split(separator: " ")
+        guard sample.count == 2, sample[0] == name || sample[0].hasPrefix(name + "{") else { return sum }
+        return sum + (Double(sample[1]) ?? .nan)
+      }
+    }
   }
 
   /// One connection as `counting_upstream.py` reported it (bytes on its socket).
@@ -193,6 +221,20 @@ struct SwiftServerExampleTests {
     for invocation in 1...helloRequests {
       curl += try curlTransfers([base + "/hello"], invocation: invocation)
     }
+    // Scrape until the backend has every outbound exchange (the recorder hands records over every
+    // few milliseconds), as a Prometheus server would, a little later.
+    var metrics = ""
+    var scrapes = 0
+    let scrapeDeadline = Date().addingTimeInterval(10)
+    repeat {
+      scrapes += 1
+      let body = scratch.file("metrics-\(scrapes)")
+      curl += try curlTransfers([base + "/metrics"], invocation: helloRequests + scrapes, body: body)
+      metrics = scratch.contents(body.lastPathComponent)
+      let seen = Run(serverPort: 0, upstreamPort: 0, records: [], upstreamConnections: [], curl: [], metrics: metrics, scrapes: 0)
+      if seen.metric("http_server_request_duration_seconds_count") >= Double(proxyRequests + helloRequests + scrapes - 1) { break }
+      usleep(100_000)
+    } while Date() < scrapeDeadline
     #expect(curl.allSatisfy { $0.status == 200 }, "curl: \(curl)")
 
     let stopped = try #require(
@@ -219,13 +261,15 @@ struct SwiftServerExampleTests {
     return Run(
       serverPort: serverPort, upstreamPort: upstreamPort,
       records: try lines.map { try Transaction(jsonLine: String($0)) },
-      upstreamConnections: connections, curl: curl)
+      upstreamConnections: connections, curl: curl, metrics: metrics, scrapes: scrapes)
   }
 
   /// Runs one curl for `urls` (one connection, kept alive between them); a transfer per URL.
-  private static func curlTransfers(_ urls: [String], invocation: Int) throws -> [CurlTransfer] {
+  /// (`body`: where the last URL's body goes.)
+  private static func curlTransfers(_ urls: [String], invocation: Int, body: URL? = nil) throws -> [CurlTransfer] {
     let format = "%{url_effective} %{http_code} %{size_request} %{size_header} %{size_download}\\n"
-    let arguments = ["curl", "-sS", "--max-time", "30"] + urls.flatMap { ["-o", "/dev/null", "-w", format, $0] }
+    let outputs = Array(repeating: "/dev/null", count: urls.count - 1) + [body?.path ?? "/dev/null"]
+    let arguments = ["curl", "-sS", "--max-time", "30"] + zip(urls, outputs).flatMap { ["-o", $1, "-w", format, $0] }
     let run = try ProgramRun.run(arguments, timeout: 60)
     try #require(run.status == 0, "curl failed: \(run.stderr)")
     return String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").map { line in
