@@ -9,10 +9,10 @@
 import AsyncHTTPClient
 import Glibc
 import Hummingbird
+import Metrics
 import NIOCore
 import NIOPosix
 import NIOSSL
-import Metrics
 import NetMonitor
 import NetMonitorMetrics
 import Prometheus
