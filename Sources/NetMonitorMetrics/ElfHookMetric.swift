@@ -16,6 +16,10 @@
 /// | `elfhook.connection.tls.duration` | s | `Timer` | `elfhook.role`, `server.address`, `server.port`, `tls.protocol.version`, `error.type` |
 /// | `elfhook.connection.errors` | {error} | `Counter` | `elfhook.role`, `error.type`, `elfhook.error.call`, `server.address`, `server.port` |
 ///
+/// Durations are `Timer`s rather than `Recorder`s of seconds: a timer carries its unit (whole
+/// nanoseconds), so each backend converts it to its own — swift-prometheus exports a timer as a
+/// histogram in seconds with duration buckets, where a recorder would be a histogram of bare numbers.
+///
 /// The sizes are not the conventions' `http.*.body.size`: a record counts the head and the body
 /// together (`request_bytes`, `response_bytes`), so giving them the body's name would misreport.
 ///
@@ -66,6 +70,23 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
     case .timer: "s"
     case .recorder: "By"
     case .counter: "{error}"
+    }
+  }
+
+  /// One sentence saying what is measured, for a backend's help text (Prometheus's `# HELP`).
+  public var help: String {
+    switch self {
+    case .httpClientRequestDuration: "HTTP/1.x exchanges the process made: request start to the last response byte."
+    case .httpServerRequestDuration: "HTTP/1.x exchanges the process served: request start to the last response byte."
+    case .httpTimeToFirstByte: "HTTP/1.x exchanges: request start to the first response byte."
+    case .httpClientRequestSize: "Requests the process sent: head and body bytes."
+    case .httpClientResponseSize: "Responses the process received: head and body bytes."
+    case .httpServerRequestSize: "Requests the process received: head and body bytes."
+    case .httpServerResponseSize: "Responses the process sent: head and body bytes."
+    case .dnsLookupDuration: "getaddrinfo calls."
+    case .connectDuration: "Client connections: connect until established."
+    case .tlsDuration: "TLS handshakes."
+    case .connectionErrors: "Connections that failed: the first failure of each."
     }
   }
 

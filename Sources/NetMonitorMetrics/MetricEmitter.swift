@@ -5,6 +5,8 @@ import NetMonitor
 /// record kind by record kind.
 struct MetricEmitter {
   let factory: any MetricsFactory
+  /// Where made instruments are kept; `nil`: made anew for each record.
+  let cache: InstrumentCache?
 
   func emitHTTP(_ record: HTTPRecord) {
     let role = Self.role(of: record)
@@ -86,7 +88,7 @@ struct MetricEmitter {
           (MetricDimension.role, record.role.rawValue), (MetricDimension.errorType, error.code),
           (MetricDimension.errorCall, error.call),
         ] + server
-      Counter(label: ElfHookMetric.connectionErrors.name, dimensions: dimensions, factory: factory).increment()
+      counter(.connectionErrors, dimensions).increment()
     }
   }
 
@@ -108,10 +110,21 @@ struct MetricEmitter {
 
   private func time(_ metric: ElfHookMetric, _ milliseconds: Double, _ dimensions: [(String, String)]) {
     guard let nanoseconds = MetricAttributes.nanoseconds(milliseconds: milliseconds) else { return }
-    Timer(label: metric.name, dimensions: dimensions, factory: factory).recordNanoseconds(nanoseconds)
+    let timer =
+      cache?.timer(metric, dimensions, factory: factory)
+      ?? Timer(label: metric.name, dimensions: dimensions, factory: factory)
+    timer.recordNanoseconds(nanoseconds)
   }
 
   private func size(_ metric: ElfHookMetric, _ bytes: UInt64, _ dimensions: [(String, String)]) {
-    Recorder(label: metric.name, dimensions: dimensions, aggregate: true, factory: factory).record(bytes)
+    let recorder =
+      cache?.recorder(metric, dimensions, factory: factory)
+      ?? Recorder(label: metric.name, dimensions: dimensions, aggregate: true, factory: factory)
+    recorder.record(bytes)
+  }
+
+  private func counter(_ metric: ElfHookMetric, _ dimensions: [(String, String)]) -> Counter {
+    cache?.counter(metric, dimensions, factory: factory)
+      ?? Counter(label: metric.name, dimensions: dimensions, factory: factory)
   }
 }

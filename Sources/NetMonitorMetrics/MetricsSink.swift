@@ -31,9 +31,13 @@ import NetMonitor
 /// Cardinality stays bounded: no URL path or query, no pid, methods outside the standard nine
 /// become `_OTHER`, and an accepted connection's peer (the caller) is never a dimension.
 ///
-/// Thread-safe: it holds no state of its own; instruments are looked up in the factory per record.
+/// Thread-safe. With a factory given, the instruments made are kept (per name and dimension
+/// values, bounded), so a record costs a few dictionary lookups; copies of a sink share them.
+/// With the bootstrapped factory, instruments are asked of `MetricsSystem.factory` at each record
+/// (it may not be bootstrapped yet when the sink is made).
 public struct MetricsSink: TransactionSink {
   private let factory: (any MetricsFactory)?
+  private let cache: InstrumentCache?
 
   /// Creates a sink emitting through `factory`.
   ///
@@ -42,11 +46,12 @@ public struct MetricsSink: TransactionSink {
   ///   the bootstrap still reaches it.
   public init(factory: (any MetricsFactory)? = nil) {
     self.factory = factory
+    self.cache = factory == nil ? nil : InstrumentCache()
   }
 
   /// Records the instruments one transaction maps to.
   public func record(_ transaction: Transaction) {
-    let emitter = MetricEmitter(factory: factory ?? MetricsSystem.factory)
+    let emitter = MetricEmitter(factory: factory ?? MetricsSystem.factory, cache: cache)
     switch transaction {
     case .http(let record): emitter.emitHTTP(record)
     case .dns(let record): emitter.emitDNS(record)

@@ -8,7 +8,11 @@ import Testing
 /// names, dimension sets and values.
 @Suite struct MetricsSinkTests {
   let metrics = TestMetrics()
-  var sink: MetricsSink { MetricsSink(factory: metrics) }
+  let sink: MetricsSink
+
+  init() {
+    sink = MetricsSink(factory: metrics)
+  }
 
   /// Dimensions as a dictionary, for comparisons that ignore order.
   func dimensions(_ pairs: [(String, String)]) -> [String: String] {
@@ -179,6 +183,22 @@ import Testing
   @Test func recordWithoutRoleIsAClients() throws {
     sink.record(RecordSamples.http(role: nil))
     #expect(metrics.timers(label: "http.client.request.duration").count == 1)
+  }
+
+  @Test func withoutAFactoryTheCurrentOneIsUsedAtEachRecord() throws {
+    let sink = MetricsSink()
+    withMetricsFactory(metrics) { sink.record(RecordSamples.dns(durationMs: 1)) }
+    let other = TestMetrics()
+    withMetricsFactory(other) { sink.record(RecordSamples.dns(durationMs: 2)) }
+    #expect(try metrics.expectTimer("dns.lookup.duration").values == [1_000_000])
+    #expect(try other.expectTimer("dns.lookup.duration").values == [2_000_000])
+  }
+
+  @Test func copiesShareInstruments() throws {
+    let copy = sink
+    sink.record(RecordSamples.dns(durationMs: 1))
+    copy.record(RecordSamples.dns(durationMs: 2))
+    #expect(try metrics.expectTimer("dns.lookup.duration").values == [1_000_000, 2_000_000])
   }
 
   @Test func negativeAndNonFiniteDurationsAreDropped() {

@@ -4,6 +4,7 @@ import NIOPosix
 import NetMonitor
 import NetMonitorMetrics
 import Prometheus
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -33,6 +34,7 @@ final class PrometheusEndpoint: Sendable {
   private let sink: MetricsSink
   private let group: MultiThreadedEventLoopGroup
   private let channel: any Channel
+  private let closed = Atomic<Bool>(false)
 
   /// Starts listening on `address` (`127.0.0.1:9464`, `[::1]:9464`, `:9464`; see
   /// `PrometheusAddress`).
@@ -49,7 +51,8 @@ final class PrometheusEndpoint: Sendable {
       .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-          try channel.pipeline.syncOperations.addHandler(PrometheusHTTPHandler(registry: registry))
+          try channel.pipeline.syncOperations.addHandler(
+            PrometheusHTTPHandler { PrometheusNaming.addingHelp(to: registry.emitToBuffer()) })
         }
       }
     do {
@@ -70,9 +73,9 @@ final class PrometheusEndpoint: Sendable {
     sink.record(transaction)
   }
 
-  /// The metrics as a scrape would return them now.
-  func exposition() -> String {
-    registry.emitToString()
+  /// The metrics as a scrape returns them now: the registry's exposition with help lines.
+  func exposition() -> [UInt8] {
+    PrometheusNaming.addingHelp(to: registry.emitToBuffer())
   }
 
   /// Serves until `close()` is called (from another thread).
@@ -81,7 +84,9 @@ final class PrometheusEndpoint: Sendable {
   }
 
   /// Stops listening, closes every connection and ends the server's thread; `run()` returns.
+  /// Idempotent. Not to be called from the server's own thread (a scrape's handler).
   func close() {
+    guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     try? channel.close().wait()
     try? group.syncShutdownGracefully()
   }

@@ -1,9 +1,8 @@
 import NIOCore
 import NIOHTTP1
-import Prometheus
 
 /// Answers one HTTP/1.1 connection of the `/metrics` endpoint: `GET /metrics` (or `HEAD`) gets the
-/// registry in the Prometheus text exposition format (version 0.0.4); any other request, 404.
+/// metrics in the Prometheus text exposition format (version 0.0.4); any other request, 404.
 /// Keep-alive is honoured as the request asks (Prometheus keeps its scrape connection open).
 final class PrometheusHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = HTTPServerRequestPart
@@ -12,11 +11,12 @@ final class PrometheusHTTPHandler: ChannelInboundHandler, RemovableChannelHandle
   /// The content type Prometheus expects of the text format.
   static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-  private let registry: PrometheusCollectorRegistry
+  private let exposition: () -> [UInt8]
   private var request: HTTPRequestHead?
 
-  init(registry: PrometheusCollectorRegistry) {
-    self.registry = registry
+  /// - Parameter exposition: the body of a `GET /metrics`, made at each request.
+  init(exposition: @escaping () -> [UInt8]) {
+    self.exposition = exposition
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -35,7 +35,7 @@ final class PrometheusHTTPHandler: ChannelInboundHandler, RemovableChannelHandle
     let found = path == "/metrics" && (request.method == .GET || request.method == .HEAD)
     var body = context.channel.allocator.buffer(capacity: 0)
     if found {
-      body.writeBytes(registry.emitToBuffer())
+      body.writeBytes(exposition())
     } else {
       body.writeString("404 Not Found: metrics are at GET /metrics\n")
     }

@@ -45,6 +45,27 @@ enum PrometheusNaming {
     return (metric.prometheusName, padded)
   }
 
+  /// `exposition` with a `# HELP` line (`ElfHookMetric.help`) before each `# TYPE` line of an
+  /// `ElfHookMetric`: swift-prometheus writes help only for metrics registered with it, never for
+  /// those its swift-metrics factory makes.
+  static func addingHelp(to exposition: [UInt8]) -> [UInt8] {
+    let typePrefix = Array("# TYPE ".utf8)
+    var result: [UInt8] = []
+    result.reserveCapacity(exposition.count + 2_048)
+    for line in exposition.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+      if line.starts(with: typePrefix) {
+        let name = line.dropFirst(typePrefix.count).prefix { $0 != UInt8(ascii: " ") }
+        if let metric = ElfHookMetric(named: String(decoding: name, as: UTF8.self)) {
+          result += Array("# HELP ".utf8) + name + Array(" \(metric.help)\n".utf8)
+        }
+      }
+      result += line
+      result.append(UInt8(ascii: "\n"))
+    }
+    result.removeLast()  // split gave one more piece than there are newlines
+    return result
+  }
+
   /// A dimension name as a Prometheus label name: `.` becomes `_`.
   static func labelName(_ dimension: String) -> String {
     String(dimension.map { $0 == "." ? "_" : $0 })

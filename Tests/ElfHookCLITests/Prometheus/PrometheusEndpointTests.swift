@@ -55,16 +55,65 @@ struct PrometheusEndpointTests {
     #expect(lines.filter { $0.hasPrefix("http_client_request_duration_seconds_bucket{\(ok),") }.count == 15)
     #expect(lines.contains { $0.contains("# TYPE http_client_request_duration_seconds histogram") })
     #expect(!scrape.body.contains("token") && !scrape.body.contains("/a"))
-    #expect(scrape.body == endpoint.exposition())
+    #expect(scrape.body == String(decoding: endpoint.exposition(), as: UTF8.self))
+    #expect(lines.contains("# HELP dns_lookup_duration_seconds getaddrinfo calls."))
+    #expect(lines.filter { $0.hasPrefix("# HELP ") }.count == lines.filter { $0.hasPrefix("# TYPE ") }.count)
+  }
+
+  @Test(
+    "promtool finds nothing to lint in the exposition",
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool"), PrometheusServer.missing))
+  func promtoolLint() throws {
+    let endpoint = try PrometheusEndpoint(address: "127.0.0.1:0")
+    defer { endpoint.close() }
+    endpoint.record(PrometheusSamples.http())
+    endpoint.record(PrometheusSamples.http(status: nil))
+    endpoint.record(PrometheusSamples.dns())
+    endpoint.record(
+      .connection(
+        ConnectionRecord(
+          pid: 7, process: "curl", startUnixNs: 1, durationMs: 1, id: 2, role: .client, transport: .tcp,
+          peerAddress: "127.0.0.1", peerPort: 9, connectMs: 0.2, bytesSent: 0, bytesReceived: 0, httpExchanges: 0,
+          error: RecordedError(call: "connect", code: "ECONNREFUSED", message: "refused"))))
+    let directory = try TemporaryDirectory("promtool")
+    defer { directory.remove() }
+    let exposition = try directory.write(String(decoding: endpoint.exposition(), as: UTF8.self), to: "metrics.txt")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", "/usr/bin/promtool check metrics < '\(exposition)' > '\(exposition).out' 2>&1"]
+    try process.run()
+    process.waitUntilExit()
+    let output = try String(contentsOfFile: exposition + ".out", encoding: .utf8)
+    #expect(process.terminationStatus == 0, "\(output)")
+    #expect(output.isEmpty, "\(output)")
   }
 
   @Test func anythingButGetMetricsIs404() throws {
     let endpoint = try PrometheusEndpoint(address: ":0")
     defer { endpoint.close() }
+    let empty = try HTTPGet.fetch(port: endpoint.port, path: "/metrics")
+    #expect(empty.status == 200 && empty.body.isEmpty)  // no records yet
     #expect(try HTTPGet.fetch(port: endpoint.port, path: "/").status == 404)
     #expect(try HTTPGet.fetch(port: endpoint.port, path: "/metrics/x").status == 404)
     #expect(try HTTPGet.fetch(port: endpoint.port, path: "/metrics", method: "POST").status == 404)
     #expect(try HTTPGet.fetch(port: endpoint.port, path: "/metrics?name=x").status == 200)
+  }
+
+  @Test(
+    "serves on IPv6 loopback", .enabled(if: (try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8))?
+      .contains("00000000000000000000000000000001") == true && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+  func ipv6Loopback() throws {
+    let endpoint = try PrometheusEndpoint(address: "[::1]:0")
+    defer { endpoint.close() }
+    #expect(endpoint.address.host == "::1")
+    let run = Process()
+    let pipe = Pipe()
+    run.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    run.arguments = ["-s", "-g", "-o", "/dev/null", "-w", "%{http_code}", "http://[::1]:\(endpoint.port)/metrics"]
+    run.standardOutput = pipe
+    try run.run()
+    run.waitUntilExit()
+    #expect(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
   }
 
   @Test func busyPortIsOneClearError() throws {

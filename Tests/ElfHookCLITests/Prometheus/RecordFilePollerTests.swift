@@ -73,6 +73,23 @@ struct RecordFilePollerTests {
     #expect(problems.first?.hasPrefix("\(path):2: not a record") == true)
   }
 
+  @Test func ringIsDrained() throws {
+    let elfhook = try #require(BuiltElfHook.path, Comment(rawValue: BuiltElfHook.missing))
+    let library = URL(fileURLWithPath: elfhook).deletingLastPathComponent().appendingPathComponent("libElfHookPreload.so").path
+    let directory = try TemporaryDirectory("poller-ring")
+    defer { directory.remove() }
+    let run = try BuiltElfHook.run([
+      "/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path("getent.ring"))",
+      "/usr/bin/getent", "ahosts", "localhost",
+    ])
+    try #require(run.status == 0, "getent: \(run.stderr)")
+    let poller = try RecordFilePoller(paths: [directory.path("getent.ring")])
+    let first = poll(poller)
+    #expect(first.problems.isEmpty)
+    #expect(first.records.contains { if case .dns(let dns) = $0 { dns.host == "localhost" } else { false } })
+    #expect(poll(poller).records.isEmpty)  // taken out of the ring
+  }
+
   @Test func missingFileIsOneClearError() throws {
     #expect(throws: RecordFileError.unreadable(path: "/nonexistent/records.jsonl", reason: "No such file or directory")) {
       try RecordFilePoller(paths: ["/nonexistent/records.jsonl"])
