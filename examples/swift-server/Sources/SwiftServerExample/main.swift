@@ -33,7 +33,7 @@ MetricsSystem.bootstrap(prometheus)
 try NetMonitor.start(
   sink: MultiplexSink([
     try JSONLinesSink(path: environment.get("RECORDS") ?? "network.jsonl"),
-    MetricsSink(),
+    MetricsSink(factory: prometheus),  // given the factory, the sink keeps the instruments it makes
   ]))
 
 var clientConfiguration = HTTPClient.Configuration()
