@@ -83,7 +83,10 @@ let package = Package(
     .testTarget(name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor"]),
     .testTarget(
       name: "NetMonitorMetricsTests",
-      dependencies: ["NetMonitorMetrics", "NetMonitor", .product(name: "MetricsTestKit", package: "swift-metrics")]
+      dependencies: [
+        "NetMonitorMetrics", "NetMonitor", .product(name: "MetricsTestKit", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+      ]
     ),
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: ["Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c"]),

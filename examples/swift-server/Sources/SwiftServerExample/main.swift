@@ -25,7 +25,8 @@ let upstream = environment.get("UPSTREAM") ?? "http://localhost:8081/"
 // served at GET /metrics.
 let registry = PrometheusCollectorRegistry()
 var prometheus = PrometheusMetricsFactory(registry: registry)
-prometheus.nameAndLabelSanitizer = prometheusNameAndLabels  // PrometheusLabels.swift: why
+// Prometheus names with units (http_client_request_duration_seconds), one label set per metric.
+prometheus.nameAndLabelSanitizer = ElfHookMetric.prometheusNameAndLabels
 MetricsSystem.bootstrap(prometheus)
 
 // The one call: every DNS lookup, connection and HTTP/1.x exchange of this process becomes a record,
