@@ -11,7 +11,7 @@
 /// | `elfhook.http.time_to_first_byte` | s | `Timer` | `elfhook.role` and the duration's dimensions for that role |
 /// | `elfhook.http.client.request.size`, `….response.size` | By | `Recorder` | as `http.client.request.duration` |
 /// | `elfhook.http.server.request.size`, `….response.size` | By | `Recorder` | as `http.server.request.duration` |
-/// | `dns.lookup.duration` | s | `Timer` | `error.type` |
+/// | `dns.lookup.duration` | s | `Timer` | `dns.question.name`, `error.type` |
 /// | `elfhook.connection.connect.duration` | s | `Timer` | `server.address`, `server.port`, `network.transport`, `error.type` |
 /// | `elfhook.connection.tls.duration` | s | `Timer` | `elfhook.role`, `server.address`, `server.port`, `tls.protocol.version`, `error.type` |
 /// | `elfhook.connection.errors` | {error} | `Counter` | `elfhook.role`, `error.type`, `elfhook.error.call`, `server.address`, `server.port` |
@@ -108,7 +108,7 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
     case .httpServerRequestDuration, .httpServerRequestSize, .httpServerResponseSize:
       MetricDimension.serverHTTP
     case .httpTimeToFirstByte: [MetricDimension.role] + MetricDimension.clientHTTP
-    case .dnsLookupDuration: [MetricDimension.errorType]
+    case .dnsLookupDuration: [MetricDimension.questionName, MetricDimension.errorType]
     case .connectDuration:
       [MetricDimension.serverAddress, MetricDimension.serverPort, MetricDimension.transport, MetricDimension.errorType]
     case .tlsDuration:
@@ -145,6 +145,19 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
     } else {
       return nil
     }
+  }
+
+  /// The Prometheus name and labels of one swift-metrics instrument, for swift-prometheus'
+  /// `PrometheusMetricsFactory.nameAndLabelSanitizer`: an `ElfHookMetric` gets its
+  /// ``prometheusName`` and its whole label set, in ``dimensionNames`` order, with `""` for a
+  /// dimension that does not apply (Prometheus reads `""` as an absent label), so that every series
+  /// of a metric has the same labels; any other instrument passes through unchanged.
+  /// (swift-prometheus itself turns the dots of label names into `_`.)
+  public static func prometheusNameAndLabels(_ name: String, _ labels: [(String, String)]) -> (String, [(String, String)]) {
+    guard let metric = ElfHookMetric(rawValue: name) else { return (name, labels) }
+    let known = metric.dimensionNames
+    let padded = known.map { dimension in (dimension, labels.first { $0.0 == dimension }?.1 ?? "") }
+    return (metric.prometheusName, padded + labels.filter { !known.contains($0.0) })
   }
 
   /// The histogram buckets for duration instruments, in seconds: the semantic conventions'

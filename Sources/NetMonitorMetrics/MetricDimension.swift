@@ -18,6 +18,8 @@ public enum MetricDimension {
   /// server), `no_response` when none came; the error's code (`ECONNREFUSED`, `EAI_NONAME`,
   /// `SSL_ERROR_SSL`) for DNS and connections. Absent on success.
   public static let errorType = "error.type"
+  /// The name a DNS lookup asked for (`dns.lookup.duration`).
+  public static let questionName = "dns.question.name"
   /// `network.transport`: `tcp`, `udp` or `unix`.
   public static let transport = "network.transport"
   /// `tls.protocol.version`: `1.2`, `1.3` (from the library's `TLSv1.3`).

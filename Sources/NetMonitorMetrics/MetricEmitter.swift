@@ -54,7 +54,11 @@ struct MetricEmitter {
   }
 
   func emitDNS(_ record: DNSRecord) {
-    let dimensions = record.error.map { [(MetricDimension.errorType, $0.code)] } ?? []
+    // The conventions require the name looked up; it also gives every series of the instrument a
+    // label, which swift-prometheus needs: it traps (crashing the host) when one name gets an
+    // unlabelled series and a labelled one.
+    var dimensions = [(MetricDimension.questionName, record.host)]
+    if let error = record.error { dimensions.append((MetricDimension.errorType, error.code)) }
     time(.dnsLookupDuration, record.durationMs, dimensions)
   }
 

@@ -83,8 +83,9 @@ import Testing
     sink.record(RecordSamples.dns(durationMs: 2))
     sink.record(RecordSamples.dns(durationMs: 4))
     sink.record(RecordSamples.dns(durationMs: 9, error: RecordedError(call: "getaddrinfo", code: "EAI_NONAME", message: "no")))
-    #expect(try metrics.expectTimer("dns.lookup.duration").values == [2_000_000, 4_000_000])
-    #expect(try metrics.expectTimer("dns.lookup.duration", [("error.type", "EAI_NONAME")]).values == [9_000_000])
+    let name = ("dns.question.name", "example.org")
+    #expect(try metrics.expectTimer("dns.lookup.duration", [name]).values == [2_000_000, 4_000_000])
+    #expect(try metrics.expectTimer("dns.lookup.duration", [name, ("error.type", "EAI_NONAME")]).values == [9_000_000])
   }
 
   @Test func clientConnectionPhases() throws {
@@ -190,15 +191,15 @@ import Testing
     withMetricsFactory(metrics) { sink.record(RecordSamples.dns(durationMs: 1)) }
     let other = TestMetrics()
     withMetricsFactory(other) { sink.record(RecordSamples.dns(durationMs: 2)) }
-    #expect(try metrics.expectTimer("dns.lookup.duration").values == [1_000_000])
-    #expect(try other.expectTimer("dns.lookup.duration").values == [2_000_000])
+    #expect(try metrics.expectTimer("dns.lookup.duration", [("dns.question.name", "example.org")]).values == [1_000_000])
+    #expect(try other.expectTimer("dns.lookup.duration", [("dns.question.name", "example.org")]).values == [2_000_000])
   }
 
   @Test func copiesShareInstruments() throws {
     let copy = sink
     sink.record(RecordSamples.dns(durationMs: 1))
     copy.record(RecordSamples.dns(durationMs: 2))
-    #expect(try metrics.expectTimer("dns.lookup.duration").values == [1_000_000, 2_000_000])
+    #expect(try metrics.expectTimer("dns.lookup.duration", [("dns.question.name", "example.org")]).values == [1_000_000, 2_000_000])
   }
 
   @Test func negativeAndNonFiniteDurationsAreDropped() {

@@ -27,22 +27,8 @@ enum PrometheusNaming {
       .nanoseconds(Int64(($0 * 1_000_000_000).rounded()))
     }
     factory.defaultValueHistogramBuckets = ElfHookMetric.sizeBucketsBytes
-    factory.nameAndLabelSanitizer = { name, labels in rename(name, labels) }
+    factory.nameAndLabelSanitizer = ElfHookMetric.prometheusNameAndLabels
     return factory
-  }
-
-  /// The Prometheus name and labels of one swift-metrics instrument.
-  static func rename(_ name: String, _ labels: [(String, String)]) -> (String, [(String, String)]) {
-    guard let metric = ElfHookMetric(rawValue: name) else {
-      return (name, labels.map { (labelName($0.0), $0.1) })
-    }
-    var padded = metric.dimensionNames.map { dimension in
-      (labelName(dimension), labels.first { $0.0 == dimension }?.1 ?? "")
-    }
-    for (key, value) in labels where !metric.dimensionNames.contains(key) {
-      padded.append((labelName(key), value))
-    }
-    return (metric.prometheusName, padded)
   }
 
   /// `exposition` with a `# HELP` line (`ElfHookMetric.help`) before each `# TYPE` line of an
@@ -64,10 +50,5 @@ enum PrometheusNaming {
     }
     result.removeLast()  // split gave one more piece than there are newlines
     return result
-  }
-
-  /// A dimension name as a Prometheus label name: `.` becomes `_`.
-  static func labelName(_ dimension: String) -> String {
-    String(dimension.map { $0 == "." ? "_" : $0 })
   }
 }

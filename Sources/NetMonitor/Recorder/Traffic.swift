@@ -154,7 +154,9 @@ enum Traffic {
     slot.pointee.core.startNanoseconds = start
     slot.pointee.core.startUnixNanoseconds = MonotonicClock.unixNow() &- (MonotonicClock.now() &- start)
     slot.pointee.core.connectStart = start
-    if let resolution = Resolutions.lookUp(peer) {
+    // Only a client looked its peer up; an accepted peer is the caller, whatever this process
+    // resolved to the same address (a server binding "127.0.0.1" or calling "localhost").
+    if role == ConnectionCore.Role.client, let resolution = Resolutions.lookUp(peer) {
       slot.pointee.core.host = resolution.host
       slot.pointee.core.dnsNanoseconds = resolution.lookupNanoseconds
       slot.pointee.core.hasDNS = 1

@@ -47,8 +47,8 @@ struct PrometheusEndpointTests {
     #expect(lines.contains("http_client_request_duration_seconds_bucket{\(ok),le=\"0.75\"} 2"))
     #expect(lines.contains("http_client_request_duration_seconds_bucket{\(ok),le=\"+Inf\"} 2"))
     #expect(lines.contains { $0.hasPrefix("http_client_request_duration_seconds_count{") && $0.contains(#"error_type="404""#) && $0.hasSuffix(" 1") })
-    #expect(lines.contains(#"dns_lookup_duration_seconds_count{error_type=""} 1"#))
-    #expect(lines.contains(#"dns_lookup_duration_seconds_count{error_type="EAI_NONAME"} 1"#))
+    #expect(lines.contains(#"dns_lookup_duration_seconds_count{dns_question_name="example.org",error_type=""} 1"#))
+    #expect(lines.contains(#"dns_lookup_duration_seconds_count{dns_question_name="example.org",error_type="EAI_NONAME"} 1"#))
     #expect(lines.contains { $0.hasPrefix("elfhook_http_client_response_size_bytes_bucket{\(ok),le=\"10000.0\"} 2") })
     #expect(lines.contains { $0.hasPrefix("elfhook_http_time_to_first_byte_seconds_count{elfhook_role=\"client\",") })
     // 14 advisory boundaries and +Inf, per series.

@@ -1,3 +1,4 @@
+import CNetMonitor  // SOCK_*: sys/socket.h may belong to CNetMonitor's module when it is loaded first
 import Foundation
 import Glibc
 

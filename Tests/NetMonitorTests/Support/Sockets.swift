@@ -1,3 +1,4 @@
+import CNetMonitor  // SOCK_*: sys/socket.h may belong to CNetMonitor's module when it is loaded first
 import Glibc
 
 /// Plain socket calls from the test process itself: they go through the test binary's GOT, which
