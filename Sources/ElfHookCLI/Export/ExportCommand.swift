@@ -2,11 +2,13 @@ import ArgumentParser
 import Foundation
 
 /// `elfhook export`: ships record files to an OpenTelemetry Collector over OTLP/HTTP, as spans
-/// and metrics, store-and-forward (see ``ExportSession``).
+/// and metrics, store-and-forward (see ``ExportSession``), or serves them as Prometheus metrics
+/// (see ``PrometheusExport``).
 struct ExportCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "export",
-    abstract: "Ship records to an OpenTelemetry Collector (OTLP/HTTP): a span per HTTP request, and metrics.",
+    abstract:
+      "Ship records to an OpenTelemetry Collector (OTLP/HTTP: a span per HTTP request, and metrics), or serve them to Prometheus.",
     discussion: """
       Reads record files — JSON Lines from `elfhook run --output FILE`, or the record rings an \
       injected process writes to ELFHOOK_OUTPUT — and POSTs them as OTLP protobuf to \
@@ -32,23 +34,28 @@ struct ExportCommand: ParsableCommand {
       go out every 5 seconds, and Ctrl-C or SIGTERM stop it with the cursor saved. A batch the \
       collector refuses (HTTP 4xx) is reported in one line and skipped.
 
+      With --prometheus ADDR instead of --otlp, the same metrics (one mapping, NetMonitorMetrics)       are served at http://ADDR/metrics in the Prometheus exposition format, with Prometheus's       names (http_client_request_duration_seconds, dns_lookup_duration_seconds,       elfhook_connection_errors_total…), the files followed as they grow (every 500 ms) until       Ctrl-C. ADDR is HOST:PORT, [IPV6]:PORT, or :PORT / PORT for 127.0.0.1. A Prometheus       endpoint holds its totals in memory: restarted, it reads the files again from their start       (JSON Lines), which Prometheus sees as a counter reset. It takes a record ring's records out       (it becomes the ring's consumer), so do not point it and an OTLP export at the same ring.
+
       Examples:
         elfhook run --output app.jsonl -- ./app
         elfhook export --otlp http://127.0.0.1:4318 app.jsonl
         elfhook export --otlp http://collector:4318 --follow --service-name checkout app.jsonl
         ELFHOOK_OUTPUT=/dev/shm/app.ring LD_PRELOAD=libElfHookPreload.so ./app &
         elfhook export --otlp https://otel.example.com --follow --state /var/lib/elfhook /dev/shm/app.ring
+        elfhook export --prometheus 127.0.0.1:9464 app.jsonl
       """
   )
 
   @Option(
     help: ArgumentHelp(
       "The collector's OTLP/HTTP base URL: requests go to URL/v1/traces and URL/v1/metrics.", valueName: "URL"))
-  var otlp: String
+  var otlp: String?
 
-  // PROMETHEUS: `--prometheus ADDR` goes here — the lead wires it at merge, with the
-  // PrometheusEndpoint type from the prom branch (serve the same records as Prometheus metrics
-  // on ADDR). When it lands, `--otlp` becomes optional and `validate()` requires one of the two.
+  @Option(
+    help: ArgumentHelp(
+      "Serve the records' metrics for Prometheus at http://ADDR/metrics (HOST:PORT, [IPV6]:PORT, :PORT), following the files.",
+      valueName: "ADDR"))
+  var prometheus: String?
 
   @Flag(help: "Keep reading the files as they grow, and wait out collector outages; stop with Ctrl-C or SIGTERM.")
   var follow = false
@@ -70,14 +77,26 @@ struct ExportCommand: ParsableCommand {
   var records: [String]
 
   func validate() throws {
-    guard otlp.hasPrefix("http://") || otlp.hasPrefix("https://") else {
-      throw ValidationError("--otlp wants an http:// or https:// URL, not '\(otlp)'")
+    switch (otlp, prometheus) {
+    case (nil, nil): throw ValidationError("say where the records go: --otlp URL or --prometheus ADDR")
+    case (.some, .some):
+      throw ValidationError("--otlp and --prometheus are two exports: run one elfhook export for each")
+    case (nil, .some):
+      for (given, option) in [(follow, "--follow"), (state != nil, "--state"), (serviceName != nil, "--service-name")]
+      where given {
+        throw ValidationError("\(option) belongs to --otlp (--prometheus always follows the files)")
+      }
+    case (.some(let otlp), nil):
+      guard otlp.hasPrefix("http://") || otlp.hasPrefix("https://") else {
+        throw ValidationError("--otlp wants an http:// or https:// URL, not '\(otlp)'")
+      }
     }
     guard metricsInterval > 0 else { throw ValidationError("--metrics-interval must be positive") }
   }
 
   func run() throws {
     StopSignal.install()
+    guard let otlp else { return try PrometheusExport.serve(address: prometheus!, paths: records) }
     let configuration = ExportConfiguration(
       collectorURL: otlp, recordPaths: records, follow: follow,
       stateDirectory: state ?? ExportStateStore.defaultDirectory(for: records), serviceName: serviceName,

@@ -11,7 +11,8 @@ enum PrometheusExport {
   static let pollInterval: Duration = .milliseconds(500)
 
   /// Starts the endpoint on `address`, reads `paths` (JSON Lines or record rings), then polls them
-  /// every `pollInterval` while serving; never returns (a signal ends the command).
+  /// every `pollInterval` while serving, until SIGINT or SIGTERM (``StopSignal``, installed by the
+  /// caller) asks it to stop.
   ///
   /// Says `elfhook: serving Prometheus metrics at http://ADDR/metrics` on stderr once listening, and
   /// one line for each line of a file that is not a record (which is skipped).
@@ -19,7 +20,7 @@ enum PrometheusExport {
   /// - Throws: `CommandFailure.input` with one line when the address is malformed or busy, or a
   ///   file cannot be opened.
   static func serve(address: String, paths: [String]) throws {
-    try serve(address: address, paths: paths, listening: { _ in }, until: { false })
+    try serve(address: address, paths: paths, listening: { _ in }, until: { StopSignal.isRequested })
   }
 
   /// `serve(address:paths:)` with hooks for tests: `listening` gets the endpoint once it listens

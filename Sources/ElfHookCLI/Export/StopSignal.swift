@@ -5,7 +5,7 @@ import Synchronization
 #endif
 
 /// SIGINT and SIGTERM, caught: `elfhook export --follow` stops between two steps, with its cursor
-/// saved, instead of dying mid-write. The handler only sets an atomic flag (async-signal-safe).
+/// saved, instead of dying mid-write; `--prometheus` closes its endpoint and exits 0. The handler only sets an atomic flag (async-signal-safe).
 enum StopSignal {
   private static let requested = Atomic<Bool>(false)
 

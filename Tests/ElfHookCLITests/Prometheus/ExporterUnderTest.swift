@@ -1,12 +1,10 @@
 import Foundation
 import Glibc
-import Synchronization
 
 @testable import ElfHookCLI
 
-/// The Prometheus exporter a scrape test runs, serving record files on 127.0.0.1: in-process through
-/// `PrometheusExport.serve` (what `elfhook export --prometheus` calls), or as the built command.
-/// The tests use `start` — switch its body to `.command` once `elfhook export` exists.
+/// The Prometheus exporter a scrape test runs: the built `elfhook export --prometheus`, serving
+/// record files on 127.0.0.1.
 final class ExporterUnderTest: Sendable {
   struct Failure: Error, CustomStringConvertible {
     var description: String
@@ -19,43 +17,6 @@ final class ExporterUnderTest: Sendable {
   private init(port: Int, stopper: @escaping @Sendable () -> Void) {
     self.port = port
     self.stopper = stopper
-  }
-
-  /// The exporter the tests use.
-  static func start(paths: [String]) throws -> ExporterUnderTest {
-    try inProcess(paths: paths)
-  }
-
-  /// `PrometheusExport.serve` on a thread of its own, on a port the system chooses.
-  static func inProcess(paths: [String]) throws -> ExporterUnderTest {
-    let state = Mutex<(port: Int?, error: String?, stop: Bool, done: Bool)>((nil, nil, false, false))
-    let thread = Thread {
-      do {
-        try PrometheusExport.serve(
-          address: "127.0.0.1:0", paths: paths,
-          listening: { endpoint in state.withLock { $0.port = endpoint.port } },
-          until: { state.withLock { $0.stop } })
-      } catch {
-        state.withLock { $0.error = String(describing: error) }
-      }
-      state.withLock { $0.done = true }
-    }
-    thread.start()
-    let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline {
-      let (port, error) = state.withLock { ($0.port, $0.error) }
-      if let error { throw Failure(description: error) }
-      if let port {
-        return ExporterUnderTest(port: port) {
-          state.withLock { $0.stop = true }
-          let end = Date().addingTimeInterval(10)
-          while !state.withLock({ $0.done }) && Date() < end { usleep(10_000) }
-        }
-      }
-      usleep(10_000)
-    }
-    state.withLock { $0.stop = true }
-    throw Failure(description: "the in-process exporter did not start listening in 10 s")
   }
 
   /// The built command, `elfhook export --prometheus 127.0.0.1:PORT PATHS…`; ready once it says

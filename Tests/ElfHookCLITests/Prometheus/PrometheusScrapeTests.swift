@@ -45,7 +45,7 @@ struct PrometheusScrapeTests {
     }.count
     try #require(connects == 2)
 
-    let exporter = try ExporterUnderTest.start(paths: [records])
+    let exporter = try ExporterUnderTest.command(elfhook: elfhook, paths: [records], in: directory)
     defer { exporter.stop() }
     let prometheus = try PrometheusServer(targetPort: exporter.port)
     defer { prometheus.stop() }
