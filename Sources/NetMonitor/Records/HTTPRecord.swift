@@ -3,8 +3,9 @@
 /// JSON keys, in this order: `kind` (`"http"`), `pid`, `process`, `start_unix_ns`, `duration_ms`,
 /// `connection_id`, `scheme`, `method`, `host`, `target`, `status`, `ttfb_ms`, `request_bytes`,
 /// `response_bytes`, `reused_connection`, then what the exchange's connection knew when the exchange
-/// completed: `role`, `peer_address`, `peer_port`, `tls_version`, and — on the connection's first
-/// exchange only, `null` on a reused one — its setup phases `dns_ms`, `connect_ms`, `tls_ms`.
+/// completed: `role`, `peer_address`, `peer_port`, and — on the connection's first exchange only,
+/// `null` on a reused one — its setup phases `dns_ms`, `connect_ms`, `tls_ms`; then `tls_version`
+/// (the keys and order a `connection` record uses for the same fields).
 ///
 /// The connection fields make each record self-contained: a consumer that streams records (an
 /// exporter) need not wait for the ``ConnectionRecord``, which comes only when the connection

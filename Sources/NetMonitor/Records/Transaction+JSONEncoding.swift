@@ -34,18 +34,8 @@ extension Transaction {
       writer.string(record.transport.rawValue)
       writer.key("host")
       writer.string(record.host)
-      writer.key("peer_address")
-      writer.string(record.peerAddress)
-      writer.key("peer_port")
-      writer.integer(record.peerPort.map { UInt64($0) })
-      writer.key("dns_ms")
-      writer.milliseconds(record.dnsMs)
-      writer.key("connect_ms")
-      writer.milliseconds(record.connectMs)
-      writer.key("tls_ms")
-      writer.milliseconds(record.tlsMs)
-      writer.key("tls_version")
-      writer.string(record.tlsVersion)
+      writer.connectionFields(
+        record.peerAddress, record.peerPort, record.dnsMs, record.connectMs, record.tlsMs, record.tlsVersion)
       writer.key("bytes_sent")
       writer.integer(record.bytesSent)
       writer.key("bytes_received")
@@ -82,18 +72,8 @@ extension Transaction {
       writer.bool(record.reusedConnection)
       writer.key("role")
       writer.string(record.role?.rawValue)
-      writer.key("peer_address")
-      writer.string(record.peerAddress)
-      writer.key("peer_port")
-      writer.integer(record.peerPort.map { UInt64($0) })
-      writer.key("tls_version")
-      writer.string(record.tlsVersion)
-      writer.key("dns_ms")
-      writer.milliseconds(record.dnsMs)
-      writer.key("connect_ms")
-      writer.milliseconds(record.connectMs)
-      writer.key("tls_ms")
-      writer.milliseconds(record.tlsMs)
+      writer.connectionFields(
+        record.peerAddress, record.peerPort, record.dnsMs, record.connectMs, record.tlsMs, record.tlsVersion)
     }
     writer.endObject()
     if appendingNewline { writer.newline() }
@@ -102,6 +82,26 @@ extension Transaction {
 }
 
 extension JSONWriter {
+  /// The peer and setup phases, as a `connection` record and an `http` record (its connection's,
+  /// on the first exchange) both write them.
+  fileprivate mutating func connectionFields(
+    _ peerAddress: String?, _ peerPort: UInt16?, _ dnsMs: Double?, _ connectMs: Double?, _ tlsMs: Double?,
+    _ tlsVersion: String?
+  ) {
+    key("peer_address")
+    string(peerAddress)
+    key("peer_port")
+    integer(peerPort.map { UInt64($0) })
+    key("dns_ms")
+    milliseconds(dnsMs)
+    key("connect_ms")
+    milliseconds(connectMs)
+    key("tls_ms")
+    milliseconds(tlsMs)
+    key("tls_version")
+    string(tlsVersion)
+  }
+
   fileprivate mutating func commonFields(
     _ kind: TransactionKind, _ pid: Int32, _ process: String, _ startUnixNs: UInt64,
     _ durationMs: Double
