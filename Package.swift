@@ -12,9 +12,11 @@ let package = Package(
     .library(name: "ElfFileReader", targets: ["ElfFileReader"]),
     // The network hooks, the transaction recorder and its sinks: what a Swift server links.
     .library(name: "NetMonitor", targets: ["NetMonitor"]),
-    // What `LD_PRELOAD` injects: the monitor, self-contained (static Swift stdlib), started by a
-    // constructor and configured by ELFHOOK_* variables.
-    .library(name: "ElfHookPreload", type: .dynamic, targets: ["ElfHookPreload"]),
+    // What `LD_PRELOAD` injects: a small C library, configured by ELFHOOK_* variables, that loads
+    // the monitor at the process's first connect, accept or getaddrinfo (elfhook_preload.h).
+    .library(name: "ElfHookPreload", type: .dynamic, targets: ["CElfHookPreload"]),
+    // The monitor it loads, self-contained (static Swift stdlib), beside it.
+    .library(name: "ElfHookMonitor", type: .dynamic, targets: ["ElfHookMonitor"]),
     // A `TransactionSink` that emits through swift-metrics (OpenTelemetry semantic-convention names).
     // Its own product so that NetMonitor, injected into every process, stays free of swift-metrics.
     .library(name: "NetMonitorMetrics", targets: ["NetMonitorMetrics"]),
@@ -75,13 +77,26 @@ let package = Package(
       ]
     ),
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
-    .target(name: "CElfHookPreload", path: "CShims/CElfHookPreload"),
     .target(
-      name: "ElfHookPreload",
-      dependencies: ["CElfHookPreload", "NetMonitor"],
+      name: "CElfHookPreload",
+      path: "CShims/CElfHookPreload",
+      exclude: ["exports.map"],
+      cSettings: [.define("_GNU_SOURCE")],
+      linkerSettings: [
+        // Plain C: without Swift's start-up object (which would need the Swift runtime), libc only.
+        .unsafeFlags([
+          "-nostartfiles", "-no-toolchain-stdlib-rpath",
+          "-Xlinker", "--version-script=CShims/CElfHookPreload/exports.map",
+        ])
+      ]
+    ),
+    .target(
+      name: "ElfHookMonitor",
+      dependencies: ["NetMonitor"],
+      exclude: ["exports.map"],
       linkerSettings: [
         // Self-contained: the Swift runtime inside, no toolchain path needed on the host.
-        .unsafeFlags(["-static-stdlib", "-Xlinker", "--version-script=CShims/CElfHookPreload/exports.map"])
+        .unsafeFlags(["-static-stdlib", "-Xlinker", "--version-script=Sources/ElfHookMonitor/exports.map"])
       ]
     ),
     // Benchmarks (scripts/bench-hooks): instructions the hooks add, counted with callgrind.

@@ -40,6 +40,13 @@ void cnm_fill_missing_originals(void) {
   }
 }
 
+void cnm_adopt_original(size_t index, void *forwarder, void *next) {
+  if (index >= cnm_hook_count()) return;
+  void **slot = cnm_original_slot(index);
+  void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (current == forwarder || current == NULL) __atomic_compare_exchange_n(slot, &current, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 bool cnm_resolve_openssl(void *any_ssl_function) {
   if (cnm_openssl.SSL_get_fd) return true;
   Dl_info info;

@@ -1,8 +1,79 @@
-/* elfhook_preload.h — the injected library's entry, run by its ELF constructor. */
+/* elfhook_preload.h — libElfHookPreload.so, what LD_PRELOAD injects: a small C library that starts
+ * the monitor when the process first needs it.
+ *
+ * Loading a Swift runtime (and the C++ runtime it needs) and parsing every loaded image costs a
+ * process ~3 ms at start, which most processes of a run — shells, `curl --version`, compilers —
+ * never repay. So nothing is started before main: the constructor reads the ELFHOOK_* variables
+ * and reports a bad one, and the library exports the calls a network transaction begins with
+ * (connect, accept, accept4, getaddrinfo), which the dynamic linker binds to it ahead of libc. The
+ * first of them loads the monitor (libElfHookMonitor.so, beside this library), whose engine
+ * rewrites the GOT slots of every image, and then goes through the monitor's hook: from then on
+ * the process's calls reach the monitor's hooks through their GOT slots, never through here. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H
 
-/* Defined in Swift (ElfHookPreload, @_cdecl): reads ELFHOOK_* and starts the monitor. */
-void elfhook_preload_start(void);
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- configuration (configuration.c) ---------------------------------------------------------- */
+
+typedef enum { ELFHOOK_LOG_OFF = 0, ELFHOOK_LOG_ERROR = 1, ELFHOOK_LOG_INFO = 2 } elfhook_log_level;
+
+/* What the ELFHOOK_* variables ask for (ARCHITECTURE.md, "Environment of an injected process"). */
+typedef struct elfhook_preload_configuration {
+  const char *output; /* ELFHOOK_OUTPUT: the record ring pattern, "%p" for the pid */
+  size_t capacity;    /* ELFHOOK_BUFFER_RECORDS: records a ring holds (default 1024) */
+  elfhook_log_level log; /* ELFHOOK_LOG: off, error (the default), info */
+} elfhook_preload_configuration;
+
+typedef enum {
+  ELFHOOK_CONFIGURED, /* monitor the process */
+  ELFHOOK_DISABLED,   /* ELFHOOK_DISABLE=1 */
+  ELFHOOK_INVALID,    /* `problem` says which variable is wrong */
+} elfhook_configuration_status;
+
+/* Reads the environment. On ELFHOOK_INVALID, `problem` (of `size` bytes) says why, and
+ * `configuration->log` holds the level to report it at. */
+elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configuration *configuration, char *problem,
+                                                        size_t size);
+
+/* ---- diagnostics (diagnostics.c) -------------------------------------------------------------- */
+
+/* One line on stderr, "elfhook: MESSAGE; NAME[PID] runs unmonitored", in one write(2): nothing of the
+ * host's stdio is touched. */
+void elfhook_say_unmonitored(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* One line on stderr, "elfhook: MESSAGE". */
+void elfhook_say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the calls that start the monitor (forwarders.c) ------------------------------------------- */
+
+/* One exported function: its own address, the definition it forwards to (the next in the lookup
+ * order: libc's), and the monitor's hook for the name once the monitor runs. */
+typedef struct elfhook_forwarder {
+  const char *name;
+  void *self;
+  void *next;
+  void *hook;
+} elfhook_forwarder;
+
+/* Arms the forwarders: the first call through one of them starts the monitor. */
+void elfhook_arm(const elfhook_preload_configuration *configuration);
+
+/* ---- the monitor (monitor_loading.c) ------------------------------------------------------------ */
+
+/* Remembers where the monitor library is: beside this one. Returns false (and says why, at `log`)
+ * when this library's own path cannot be found. Called by the constructor, before the working directory can
+ * change. */
+bool elfhook_locate_monitor(elfhook_log_level log);
+
+/* Loads libElfHookMonitor.so, starts it recording as `configuration` says, and fills each
+ * forwarder's hook. Returns false, having said why at `configuration->log`, when the process must
+ * run unmonitored. */
+bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
+                          size_t count);
+
+/* The monitor's entry points (Sources/ElfHookMonitor/MonitorEntry.swift). */
+typedef int (*elfhook_monitor_start_function)(const char *output, size_t capacity, int log_level);
+typedef void *(*elfhook_monitor_adopt_function)(const char *name, void *forwarder, void *next);
 
 #endif

@@ -187,6 +187,10 @@ static inline void **cnm_original_slot(size_t index) { return (void **)&cnm_orig
  * up by name in the global scope. */
 void cnm_fill_missing_originals(void);
 
+/* The original of cnm_hook_names[index] becomes `next` if it is `forwarder` or unset: an LD_PRELOAD
+ * library that exports the name itself forwards to `next` (NetMonitor.adoptForwarder). */
+void cnm_adopt_original(size_t index, void *forwarder, void *next);
+
 /* OpenSSL functions the TLS hooks call but never hook, found at run time next to the hooked ones. */
 typedef struct cnm_openssl_functions {
   int (*SSL_get_fd)(const void *);

@@ -41,3 +41,21 @@ final class HookInstallation: Sendable {
     }
   }
 }
+
+extension NetMonitor {
+  /// For a library injected with `LD_PRELOAD` that exports a hooked name itself (`forwarder`,
+  /// which calls `next`, the definition after it): the dynamic linker bound the images' slots to
+  /// `forwarder`, so the rebinding took it for the original. The original becomes `next`, so a
+  /// hook never goes through the forwarder. Returns the hook of `name` (nil when `name` is not
+  /// hooked), for the forwarder to call.
+  @_spi(Injection)
+  public static func adoptForwarder(
+    named name: String, forwarder: UnsafeMutableRawPointer, next: UnsafeMutableRawPointer
+  ) -> UnsafeMutableRawPointer? {
+    guard let index = (0..<cnm_hook_count()).first(where: { String(cString: cnm_hook_name($0)) == name }) else {
+      return nil
+    }
+    cnm_adopt_original(index, forwarder, next)
+    return UnsafeMutableRawPointer(mutating: HookInstallation.replacements[index])
+  }
+}

@@ -1,0 +1,89 @@
+/* The ELFHOOK_* variables of an injected process (elfhook_preload.h). Every problem is one line
+ * naming the variable and what it accepts; the process then runs unmonitored. */
+#include "elfhook_preload.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { DEFAULT_CAPACITY = 1024, MIN_CAPACITY = 64, MAX_CAPACITY = 1 << 20 };
+
+static bool is_set(const char *value) { return value && value[0]; }
+
+static bool parse_log(const char *value, elfhook_log_level *level) {
+  if (!is_set(value) || strcmp(value, "error") == 0) *level = ELFHOOK_LOG_ERROR;
+  else if (strcmp(value, "off") == 0) *level = ELFHOOK_LOG_OFF;
+  else if (strcmp(value, "info") == 0) *level = ELFHOOK_LOG_INFO;
+  else return false;
+  return true;
+}
+
+/* A power of two in [MIN_CAPACITY, MAX_CAPACITY], written in decimal digits only. */
+static bool parse_capacity(const char *value, size_t *capacity) {
+  if (!is_set(value)) {
+    *capacity = DEFAULT_CAPACITY;
+    return true;
+  }
+  size_t count = 0;
+  for (const char *c = value; *c; c++) {
+    if (*c < '0' || *c > '9' || count > MAX_CAPACITY) return false;
+    count = count * 10 + (size_t)(*c - '0');
+  }
+  if (count < MIN_CAPACITY || count > MAX_CAPACITY || (count & (count - 1)) != 0) return false;
+  *capacity = count;
+  return true;
+}
+
+/* The directory the rings go to must exist and be writable: checked now, so that a wrong
+ * ELFHOOK_OUTPUT is reported when the process starts, not at its first connection. A directory
+ * part with a pattern in it is left to the ring's creation. */
+static bool check_output_directory(const char *pattern, char *problem, size_t size) {
+  const char *slash = strrchr(pattern, '/');
+  char directory[PATH_MAX];
+  if (!slash) strcpy(directory, ".");
+  else if (slash == pattern) strcpy(directory, "/");
+  else if ((size_t)(slash - pattern) < sizeof directory) {
+    memcpy(directory, pattern, (size_t)(slash - pattern));
+    directory[slash - pattern] = 0;
+  } else {
+    snprintf(problem, size, "cannot create the record file %s: %s", pattern, strerror(ENAMETOOLONG));
+    return false;
+  }
+  if (strchr(directory, '%') || access(directory, W_OK | X_OK) == 0) return true;
+  snprintf(problem, size, "cannot create the record file %s: %s", pattern, strerror(errno));
+  return false;
+}
+
+elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configuration *configuration, char *problem,
+                                                        size_t size) {
+  const char *log = getenv("ELFHOOK_LOG");
+  configuration->log = ELFHOOK_LOG_ERROR;
+  if (!parse_log(log, &configuration->log)) {
+    snprintf(problem, size, "ELFHOOK_LOG must be one of off, error, info, not '%s'", log);
+    return ELFHOOK_INVALID;
+  }
+  const char *disable = getenv("ELFHOOK_DISABLE");
+  if (is_set(disable) && strcmp(disable, "0") != 0) {
+    if (strcmp(disable, "1") == 0) return ELFHOOK_DISABLED;
+    snprintf(problem, size, "ELFHOOK_DISABLE must be 1 or 0, not '%s'", disable);
+    return ELFHOOK_INVALID;
+  }
+  configuration->output = getenv("ELFHOOK_OUTPUT");
+  if (!is_set(configuration->output)) {
+    snprintf(problem, size,
+             "ELFHOOK_OUTPUT is not set (run the command with `elfhook run`, or set it to a file such as "
+             "/tmp/records/%%p.ring)");
+    return ELFHOOK_INVALID;
+  }
+  const char *capacity = getenv("ELFHOOK_BUFFER_RECORDS");
+  if (!parse_capacity(capacity, &configuration->capacity)) {
+    snprintf(problem, size, "ELFHOOK_BUFFER_RECORDS must be a power of two from %d to %d, not '%s'", MIN_CAPACITY,
+             MAX_CAPACITY, capacity);
+    return ELFHOOK_INVALID;
+  }
+  if (!check_output_directory(configuration->output, problem, size)) return ELFHOOK_INVALID;
+  return ELFHOOK_CONFIGURED;
+}

@@ -1,0 +1,112 @@
+/* The calls that start the monitor (elfhook_preload.h): connect, accept, accept4 and getaddrinfo,
+ * exported under their own names so that the dynamic linker binds every image's slots for them
+ * to these functions, ahead of libc's.
+ *
+ * The first call (on any thread) loads the monitor, which rewrites every image's GOT slots — these
+ * four included, so later calls never come here — and then goes through the monitor's hook, so the
+ * connection or lookup that started it is recorded. Calls that still arrive here afterwards go
+ * straight to libc's function: a function pointer taken with dlsym before or after the start (not
+ * monitored, like any pointer captured outside a GOT), or the monitor's own hook calling its
+ * original, which for an image loaded later can be this function. A thread that arrives while
+ * another starts the monitor waits for it (a few milliseconds, once), then uses the hook. */
+#include "elfhook_preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+
+enum { UNMONITORED, ARMED, STARTING, RUNNING };
+static int state = UNMONITORED;
+static elfhook_preload_configuration armed_configuration;
+/* Set on the thread that is starting the monitor: a call it makes meanwhile (the monitor's own
+ * start) goes to libc, never into a wait for itself. */
+static __thread bool starting_here __attribute__((tls_model("initial-exec")));
+
+static __typeof(connect) forward_connect;
+static __typeof(accept) forward_accept;
+static __typeof(accept4) forward_accept4;
+static __typeof(getaddrinfo) forward_getaddrinfo;
+
+enum { CONNECT, ACCEPT, ACCEPT4, GETADDRINFO, FORWARDER_COUNT };
+static elfhook_forwarder forwarders[FORWARDER_COUNT] = {
+    [CONNECT] = {"connect", (void *)forward_connect, NULL, NULL},
+    [ACCEPT] = {"accept", (void *)forward_accept, NULL, NULL},
+    [ACCEPT4] = {"accept4", (void *)forward_accept4, NULL, NULL},
+    [GETADDRINFO] = {"getaddrinfo", (void *)forward_getaddrinfo, NULL, NULL},
+};
+
+/* A fork while another thread was starting the monitor leaves the child with a half-started one:
+ * the child runs unmonitored rather than waiting for a thread it does not have. */
+static void after_fork_in_child(void) {
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == STARTING) __atomic_store_n(&state, UNMONITORED, __ATOMIC_RELEASE);
+}
+
+/* libc's function of forwarder `which`, looked up on first use: a process that is not monitored
+ * (ELFHOOK_DISABLE=1, a bad variable) still calls through here, as may a constructor that runs
+ * before this library's. */
+static void *next_of(int which) {
+  void *next = __atomic_load_n(&forwarders[which].next, __ATOMIC_ACQUIRE);
+  if (next) return next;
+  next = dlsym(RTLD_NEXT, forwarders[which].name);
+  __atomic_store_n(&forwarders[which].next, next, __ATOMIC_RELEASE);
+  return next;
+}
+
+void elfhook_arm(const elfhook_preload_configuration *configuration) {
+  for (int i = 0; i < FORWARDER_COUNT; i++) {
+    if (!next_of(i)) {
+      dlerror();
+      if (configuration->log != ELFHOOK_LOG_OFF) elfhook_say_unmonitored("libc has no %s", forwarders[i].name);
+      return;
+    }
+  }
+  armed_configuration = *configuration;
+  pthread_atfork(NULL, NULL, after_fork_in_child);
+  __atomic_store_n(&state, ARMED, __ATOMIC_RELEASE);
+}
+
+/* Where a call of forwarder `which` goes: the monitor's hook when this call started the monitor
+ * or waited for it; else libc's function. errno is kept as the caller left it. */
+static void *target(int which) {
+  int current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (current == RUNNING || current == UNMONITORED || starting_here) return next_of(which);
+  int saved_errno = errno;
+  if (current == ARMED && __atomic_compare_exchange_n(&state, &current, STARTING, false, __ATOMIC_ACQ_REL,
+                                                      __ATOMIC_ACQUIRE)) {
+    starting_here = true;
+    bool running = elfhook_load_monitor(&armed_configuration, forwarders, FORWARDER_COUNT);
+    starting_here = false;
+    current = running ? RUNNING : UNMONITORED;
+    __atomic_store_n(&state, current, __ATOMIC_RELEASE);
+  }
+  while (current == STARTING) {
+    sched_yield();
+    current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  }
+  errno = saved_errno;
+  void *hook = current == RUNNING ? forwarders[which].hook : NULL;
+  return hook ? hook : next_of(which);
+}
+
+static int forward_connect(int fd, __CONST_SOCKADDR_ARG address, socklen_t length) {
+  return ((__typeof(connect) *)target(CONNECT))(fd, address, length);
+}
+static int forward_accept(int fd, __SOCKADDR_ARG address, socklen_t *restrict length) {
+  return ((__typeof(accept) *)target(ACCEPT))(fd, address, length);
+}
+static int forward_accept4(int fd, __SOCKADDR_ARG address, socklen_t *restrict length, int flags) {
+  return ((__typeof(accept4) *)target(ACCEPT4))(fd, address, length, flags);
+}
+static int forward_getaddrinfo(const char *restrict name, const char *restrict service,
+                               const struct addrinfo *restrict hints, struct addrinfo **restrict result) {
+  return ((__typeof(getaddrinfo) *)target(GETADDRINFO))(name, service, hints, result);
+}
+
+/* The exported names. */
+extern __typeof(connect) connect __attribute__((alias("forward_connect"), visibility("default")));
+extern __typeof(accept) accept __attribute__((alias("forward_accept"), visibility("default")));
+extern __typeof(accept4) accept4 __attribute__((alias("forward_accept4"), visibility("default")));
+extern __typeof(getaddrinfo) getaddrinfo __attribute__((alias("forward_getaddrinfo"), visibility("default")));

@@ -1,0 +1,62 @@
+/* Loading libElfHookMonitor.so (elfhook_preload.h): the Swift monitor, with its own static Swift
+ * runtime, loaded RTLD_LOCAL so that none of its symbols can interpose on the host's. */
+#include "elfhook_preload.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MONITOR_FILE_NAME "libElfHookMonitor.so"
+
+static char monitor_path[PATH_MAX];
+
+bool elfhook_locate_monitor(elfhook_log_level log) {
+  Dl_info info;
+  if (!dladdr((void *)elfhook_locate_monitor, &info) || !info.dli_fname || !info.dli_fname[0]) {
+    if (log != ELFHOOK_LOG_OFF) elfhook_say_unmonitored("cannot find the path of the injected library");
+    return false;
+  }
+  char resolved[PATH_MAX];
+  const char *self = info.dli_fname;
+  if (self[0] != '/') { /* a relative LD_PRELOAD entry: relative to today's working directory */
+    if (!realpath(self, resolved)) {
+      if (log != ELFHOOK_LOG_OFF) elfhook_say_unmonitored("cannot resolve the path of the injected library %s", self);
+      return false;
+    }
+    self = resolved;
+  }
+  const char *slash = strrchr(self, '/');
+  size_t directory_length = (size_t)(slash - self) + 1;
+  if (directory_length + sizeof MONITOR_FILE_NAME > sizeof monitor_path) {
+    if (log != ELFHOOK_LOG_OFF) elfhook_say_unmonitored("the path of the injected library is too long: %s", self);
+    return false;
+  }
+  memcpy(monitor_path, self, directory_length);
+  memcpy(monitor_path + directory_length, MONITOR_FILE_NAME, sizeof MONITOR_FILE_NAME);
+  return true;
+}
+
+bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
+                          size_t count) {
+  bool speak = configuration->log != ELFHOOK_LOG_OFF;
+  void *library = dlopen(monitor_path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *error = dlerror(); /* read, so the host's next dlerror() does not see it */
+    if (speak) elfhook_say_unmonitored("cannot load the monitor: %s", error ? error : monitor_path);
+    return false;
+  }
+  /* Never closed: a Swift runtime cannot be unloaded. */
+  elfhook_monitor_start_function start = (elfhook_monitor_start_function)dlsym(library, "elfhook_monitor_start");
+  elfhook_monitor_adopt_function adopt = (elfhook_monitor_adopt_function)dlsym(library, "elfhook_monitor_adopt");
+  if (!start || !adopt) {
+    dlerror();
+    if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
+    return false;
+  }
+  if (start(configuration->output, configuration->capacity, (int)configuration->log) != 0) return false;
+  for (size_t i = 0; i < count; i++) {
+    forwarders[i].hook = adopt(forwarders[i].name, forwarders[i].self, forwarders[i].next);
+  }
+  return true;
+}

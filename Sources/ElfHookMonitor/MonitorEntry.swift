@@ -1,0 +1,45 @@
+import Glibc
+@_spi(Injection) import NetMonitor
+
+// libElfHookMonitor.so: the monitor of an injected process. libElfHookPreload.so (the small C
+// library LD_PRELOAD injects, CShims/CElfHookPreload) reads the ELFHOOK_* variables at start and
+// loads this library at the process's first connect, accept or getaddrinfo; these are the two
+// calls it makes (their C types are in elfhook_preload.h).
+
+/// Starts recording into a record ring from `output` (a pattern, `%p` for the pid) holding
+/// `capacity` records. Returns 0, or -1 when the process must run unmonitored (said on stderr
+/// unless `logLevel` is 0, "off"). `logLevel` 2 ("info") also says where it records.
+@_cdecl("elfhook_monitor_start")
+func elfhookMonitorStart(_ output: UnsafePointer<CChar>, _ capacity: Int, _ logLevel: Int32) -> Int32 {
+  let savedErrno = errno
+  defer { errno = savedErrno }
+  do {
+    let path = try NetMonitor.startRecording(toRingFiles: String(cString: output), capacity: capacity)
+    if logLevel >= 2 { say("recording \(processLabel()) to \(path)") }
+    return 0
+  } catch {
+    if logLevel >= 1 { say("\(error); \(processLabel()) runs unmonitored") }
+    return -1
+  }
+}
+
+/// The injected library exports `name` itself (`forwarder`, which calls `next`): the monitor's
+/// original of `name` becomes `next` wherever it is `forwarder`. Returns the monitor's hook for
+/// `name`, which the forwarder calls from now on.
+@_cdecl("elfhook_monitor_adopt")
+func elfhookMonitorAdopt(
+  _ name: UnsafePointer<CChar>, _ forwarder: UnsafeMutableRawPointer, _ next: UnsafeMutableRawPointer
+) -> UnsafeMutableRawPointer? {
+  NetMonitor.adoptForwarder(named: String(cString: name), forwarder: forwarder, next: next)
+}
+
+/// `name[pid]`, the way diagnostics name the host.
+private func processLabel() -> String {
+  "\(NetMonitor.processName())[\(getpid())]"
+}
+
+/// One line to stderr, with one write: no stdio buffer of the host is touched.
+private func say(_ message: String) {
+  var line = "elfhook: " + message + "\n"
+  line.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+}
