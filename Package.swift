@@ -79,6 +79,7 @@ let package = Package(
     .executableTarget(name: "elfhook", dependencies: ["ElfHookCLI"]),
     .target(
       name: "CElfHookPreload",
+      dependencies: ["CNetMonitor"],
       path: "CShims/CElfHookPreload",
       exclude: ["exports.map"],
       cSettings: [.define("_GNU_SOURCE")],
@@ -92,7 +93,7 @@ let package = Package(
     ),
     .target(
       name: "ElfHookMonitor",
-      dependencies: ["NetMonitor"],
+      dependencies: ["NetMonitor", "CNetMonitor"],
       exclude: ["exports.map"],
       linkerSettings: [
         // Self-contained: the Swift runtime inside, no toolchain path needed on the host.

@@ -42,6 +42,7 @@ static elfhook_forwarder forwarders[FORWARDER_COUNT] = {
  * the child runs unmonitored rather than waiting for a thread it does not have. */
 static void after_fork_in_child(void) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == STARTING) __atomic_store_n(&state, UNMONITORED, __ATOMIC_RELEASE);
+  elfhook_lookups_after_fork_in_child();
 }
 
 /* libc's function of forwarder `which`, looked up on first use: a process that is not monitored
@@ -100,9 +101,20 @@ static int forward_accept(int fd, __SOCKADDR_ARG address, socklen_t *restrict le
 static int forward_accept4(int fd, __SOCKADDR_ARG address, socklen_t *restrict length, int flags) {
   return ((__typeof(accept4) *)target(ACCEPT4))(fd, address, length, flags);
 }
+/* A lookup is recorded here while the monitor is not loaded (lookups.c): it does not load it. */
 static int forward_getaddrinfo(const char *restrict name, const char *restrict service,
                                const struct addrinfo *restrict hints, struct addrinfo **restrict result) {
-  return ((__typeof(getaddrinfo) *)target(GETADDRINFO))(name, service, hints, result);
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != ARMED || starting_here || !name)
+    return ((__typeof(getaddrinfo) *)target(GETADDRINFO))(name, service, hints, result);
+  __typeof(getaddrinfo) *next = (__typeof(getaddrinfo) *)next_of(GETADDRINFO);
+  uint64_t start_unix = cnm_unix_ns(), start = cnm_monotonic_ns();
+  int status = next(name, service, hints, result);
+  uint64_t end = cnm_monotonic_ns();
+  int saved_errno = errno;
+  elfhook_record_lookup(&armed_configuration, name, status, saved_errno, status == 0 ? *result : NULL, start_unix,
+                        end - start);
+  errno = saved_errno;
+  return status;
 }
 
 /* The exported names. */

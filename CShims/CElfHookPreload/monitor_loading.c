@@ -54,7 +54,12 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
     if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
     return false;
   }
-  if (start(configuration->output, configuration->capacity, (int)configuration->log) != 0) return false;
+  cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
+                         .log_level = (int)configuration->log};
+  cnm_dns_record lookups[16];
+  if (!elfhook_lookups_handoff(configuration, &handoff, lookups, sizeof lookups / sizeof lookups[0])) return false;
+  if (start(&handoff) != 0) return false;
+  if (handoff.ring) elfhook_lookups_handed_over();
   for (size_t i = 0; i < count; i++) {
     forwarders[i].hook = adopt(forwarders[i].name, forwarders[i].self, forwarders[i].next);
   }

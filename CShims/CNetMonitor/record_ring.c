@@ -58,8 +58,11 @@ void cnm_process_name(char *name, size_t size) {
   if (name[count - 1] == '\n') name[count - 1] = 0;
 }
 
+/* Reserves the blocks of bytes [0, size) of the ring file at `path`. */
+static int allocate_blocks(int fd, size_t size) { return posix_fallocate(fd, 0, (off_t)size); }
+
 cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
-                           char *path, size_t path_size) {
+                           size_t allocated_records, char *path, size_t path_size) {
   char base[4096];
   if (!expand_pattern(pattern, (int)getpid(), base, sizeof base)) {
     errno = ENAMETOOLONG;
@@ -68,8 +71,11 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
   size_t file_size = CNM_RING_QUEUE_OFFSET + cnm_queue_footprint(capacity, record_size);
   int fd = create_exclusively(base, path, path_size);
   if (fd < 0) return NULL;
-  /* Blocks now, so that a full disk is an error here and never a SIGBUS in a hook later. */
-  int error = posix_fallocate(fd, 0, (off_t)file_size);
+  /* Blocks now, so that a full disk is an error here and never a SIGBUS in a hook later: for the
+   * whole file, or for its first `allocated_records` records (cnm_ring_allocate_all the rest). */
+  size_t allocated = allocated_records >= capacity ? file_size
+                                                   : file_size - (capacity - allocated_records) * record_size;
+  int error = ftruncate(fd, (off_t)file_size) == 0 ? allocate_blocks(fd, allocated) : errno;
   void *memory = MAP_FAILED;
   if (error == 0) {
     memory = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -102,6 +108,15 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
   __atomic_thread_fence(__ATOMIC_RELEASE);
   memcpy(header->magic, CNM_RING_MAGIC, sizeof header->magic);
   return queue;
+}
+
+int cnm_ring_allocate_all(cnm_queue *queue, const char *path) {
+  const cnm_ring_header *header = (const cnm_ring_header *)((unsigned char *)queue - CNM_RING_QUEUE_OFFSET);
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int error = allocate_blocks(fd, header->file_size);
+  close(fd);
+  return error;
 }
 
 void cnm_ring_unmap(cnm_queue *queue) {

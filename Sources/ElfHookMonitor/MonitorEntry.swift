@@ -1,20 +1,23 @@
+import CNetMonitor
 import Glibc
 @_spi(Injection) import NetMonitor
 
 // libElfHookMonitor.so: the monitor of an injected process. libElfHookPreload.so (the small C
 // library LD_PRELOAD injects, CShims/CElfHookPreload) reads the ELFHOOK_* variables at start and
-// loads this library at the process's first connect, accept or getaddrinfo; these are the two
-// calls it makes (their C types are in elfhook_preload.h).
+// loads this library at the process's first connect or accept (it records name lookups itself
+// until then); these are the two calls it makes (their C types are in elfhook_preload.h).
 
-/// Starts recording into a record ring from `output` (a pattern, `%p` for the pid) holding
-/// `capacity` records. Returns 0, or -1 when the process must run unmonitored (said on stderr
-/// unless `logLevel` is 0, "off"). `logLevel` 2 ("info") also says where it records.
+/// Starts recording as the injected library says (`cnm_handoff`: the ELFHOOK_* settings, the ring
+/// it created for the lookups it recorded itself, and those lookups). Returns 0, or -1 when the
+/// process must run unmonitored (said on stderr unless the log level is 0, "off"). Log level 2
+/// ("info") also says where it records.
 @_cdecl("elfhook_monitor_start")
-func elfhookMonitorStart(_ output: UnsafePointer<CChar>, _ capacity: Int, _ logLevel: Int32) -> Int32 {
+func elfhookMonitorStart(_ handoff: UnsafePointer<cnm_handoff>) -> Int32 {
   let savedErrno = errno
   defer { errno = savedErrno }
+  let logLevel = handoff.pointee.log_level
   do {
-    let path = try NetMonitor.startRecording(toRingFiles: String(cString: output), capacity: capacity)
+    let path = try NetMonitor.startInjected(handoff)
     if logLevel >= 2 { say("recording \(processLabel()) to \(path)") }
     return 0
   } catch {

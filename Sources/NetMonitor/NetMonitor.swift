@@ -50,7 +50,7 @@ public enum NetMonitor {
   public static func start(sink: any TransactionSink, queueCapacity: Int = 4096) throws(StartError) {
     guard ConnectionTable.setUp() else { throw .outOfMemory }
     if cnm_record_queue() == nil {
-      guard let queue = cnm_queue_create(queueCapacity, MemoryLayout<RawRecord>.stride) else { throw .outOfMemory }
+      guard let queue = cnm_queue_create(queueCapacity, RawRecord.slotSize) else { throw .outOfMemory }
       cnm_fork_handling_set_up(nil, 0, 0, 0)
       cnm_set_record_queue(queue)
     } else if ringPath != nil {
@@ -75,22 +75,44 @@ public enum NetMonitor {
   public static func startRecording(toRingFiles pattern: String, capacity: Int = 4096) throws(StartError)
     -> String
   {
+    try startRecording(toRingFiles: pattern, capacity: capacity, adopting: nil)
+  }
+
+  /// Starts the monitor of a process injected with libElfHookPreload.so, from what that library
+  /// hands over (`cnm_handoff`): the ring it created for the lookups it recorded before the monitor
+  /// was loaded, or none, and those lookups. Returns the path of the ring.
+  @_spi(Injection)
+  public static func startInjected(_ handoff: UnsafePointer<cnm_handoff>) throws(StartError) -> String {
+    let given = handoff.pointee
+    let ring = given.ring.map { ring in (queue: ring, path: String(cString: given.ring_path)) }
+    for index in 0..<given.lookup_count { Resolutions.remember(given.lookups[index]) }
+    return try startRecording(toRingFiles: String(cString: given.pattern), capacity: given.capacity, adopting: ring)
+  }
+
+  private static func startRecording(
+    toRingFiles pattern: String, capacity: Int, adopting existing: (queue: OpaquePointer, path: String)?
+  ) throws(StartError) -> String {
     guard ConnectionTable.setUp() else { throw .outOfMemory }
     if let ringPath { return ringPath }
     guard cnm_record_queue() == nil else { throw .alreadyStarted }
-    var path = [CChar](repeating: 0, count: Int(PATH_MAX))
-    guard
-      let ring = cnm_ring_create(
-        pattern, capacity, MemoryLayout<RawRecord>.stride, RawRecord.layout, &path, path.count)
-    else {
-      throw .recordFile(path: path[0] == 0 ? pattern : Self.string(path), errno: errno)
+    let ring: (queue: OpaquePointer, path: String)
+    if let existing {
+      ring = existing
+    } else {
+      var path = [CChar](repeating: 0, count: Int(PATH_MAX))
+      guard
+        let created = cnm_ring_create(
+          pattern, capacity, RawRecord.slotSize, RawRecord.layout, capacity, &path, path.count)
+      else {
+        throw .recordFile(path: path[0] == 0 ? pattern : Self.string(path), errno: errno)
+      }
+      ring = (created, Self.string(path))
     }
-    cnm_fork_handling_set_up(pattern, capacity, MemoryLayout<RawRecord>.stride, RawRecord.layout)
-    cnm_set_record_queue(ring)
-    let created = Self.string(path)
-    ringPath = created
+    cnm_fork_handling_set_up(pattern, capacity, RawRecord.slotSize, RawRecord.layout)
+    cnm_set_record_queue(ring.queue)
+    ringPath = ring.path
     try installHooks()
-    return created
+    return ring.path
   }
 
   /// The ring file created by ``startRecording(toRingFiles:capacity:)`` (set once, at start-up).

@@ -14,6 +14,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "cnm_records.h"
 
 /* ---- configuration (configuration.c) ---------------------------------------------------------- */
 
@@ -59,6 +62,22 @@ typedef struct elfhook_forwarder {
 /* Arms the forwarders: the first call through one of them starts the monitor. */
 void elfhook_arm(const elfhook_preload_configuration *configuration);
 
+/* ---- name lookups before the monitor is loaded (lookups.c) ---------------------------------------- */
+
+/* Records a getaddrinfo call into the process's ring (created at the first one), and keeps it for
+ * the monitor. */
+void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
+                           int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
+                           uint64_t duration_ns);
+/* Fills `handoff`'s ring (all of its blocks reserved now) and lookups (copied into `lookups`, of
+ * `capacity` records). False, having said why, when the ring's blocks cannot be reserved. */
+bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff,
+                             cnm_dns_record *lookups, size_t capacity);
+/* The monitor took the ring: from now on it is the monitor's. */
+void elfhook_lookups_handed_over(void);
+/* In a fork child: the parent's ring is not the child's; the child creates its own when it needs one. */
+void elfhook_lookups_after_fork_in_child(void);
+
 /* ---- the monitor (monitor_loading.c) ------------------------------------------------------------ */
 
 /* Remembers where the monitor library is: beside this one. Returns false (and says why, at `log`)
@@ -73,7 +92,7 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
                           size_t count);
 
 /* The monitor's entry points (Sources/ElfHookMonitor/MonitorEntry.swift). */
-typedef int (*elfhook_monitor_start_function)(const char *output, size_t capacity, int log_level);
+typedef int (*elfhook_monitor_start_function)(const cnm_handoff *handoff);
 typedef void *(*elfhook_monitor_adopt_function)(const char *name, void *forwarder, void *next);
 
 #endif

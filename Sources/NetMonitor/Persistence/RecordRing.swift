@@ -73,7 +73,7 @@ public final class RecordRing {
     var position = first
     while position != end {
       if let slot = cnm_queue_published_slot(queue, position),
-        let transaction = slot.load(as: RawRecord.self).transaction(process: process)
+        let transaction = RawRecord.transaction(at: slot, process: process)
       {
         body(transaction)
       }
@@ -95,7 +95,7 @@ public final class RecordRing {
     var position = cnm_queue_read_position(queue)
     let end = cnm_queue_write_position(queue)
     while slots.count < limit, position != end, let slot = cnm_queue_published_slot(queue, position) {
-      slots.append(slot.load(as: RawRecord.self).transaction(process: process))
+      slots.append(RawRecord.transaction(at: slot, process: process))
       position &+= 1
     }
     return slots
@@ -124,9 +124,9 @@ public final class RecordRing {
     var count = 0
     while true {
       if let slot = cnm_queue_peek(queue) {
-        let raw = slot.load(as: RawRecord.self)
+        let transaction = RawRecord.transaction(at: slot, process: process)
         cnm_queue_release(queue)
-        if let transaction = raw.transaction(process: process) {
+        if let transaction {
           body(transaction)
           count += 1
         }

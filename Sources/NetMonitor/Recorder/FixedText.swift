@@ -17,6 +17,12 @@ struct FixedText<let capacity: Int>: BitwiseCopyable {
     count = index
   }
 
+  /// Copies up to `capacity` of `text`'s bytes.
+  init(_ text: UnsafeRawBufferPointer) {
+    count = min(text.count, capacity)
+    for index in 0..<count { bytes[index] = text[index] }
+  }
+
   var isEmpty: Bool { count == 0 }
 
   /// The text, decoded as UTF-8 with replacement of invalid bytes. Allocates: recorder thread only.

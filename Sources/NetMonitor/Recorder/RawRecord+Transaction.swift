@@ -1,8 +1,18 @@
+import CNetMonitor
+
 /// Assembly: the recorder thread turns the POD records the hooks queued into ``Transaction``s.
 extension RawRecord {
-  func transaction(process: String) -> Transaction? {
+  /// The record in a queue or ring slot, of whichever kind; nil for bytes that are no record.
+  static func transaction(at slot: UnsafeRawPointer, process: String) -> Transaction? {
+    switch slot.load(as: UInt8.self) {
+    case Kind.dns: .dns(slot.load(as: cnm_dns_record.self).dnsRecord(process: process))
+    case Kind.connection, Kind.http: slot.load(as: RawRecord.self).transaction(process: process)
+    default: nil
+    }
+  }
+
+  private func transaction(process: String) -> Transaction? {
     switch kind {
-    case Kind.dns: .dns(dnsRecord(process: process))
     case Kind.connection: .connection(connectionRecord(process: process))
     case Kind.http: .http(httpRecord(process: process))
     default: nil
@@ -10,17 +20,6 @@ extension RawRecord {
   }
 
   private var durationMilliseconds: Double { Double(durationNanoseconds) / 1_000_000 }
-
-  private func dnsRecord(process: String) -> DNSRecord {
-    var addresses: [String] = []
-    for index in 0..<Int(dnsAddressCount) {
-      if let text = dnsAddresses[index].text { addresses.append(text) }
-    }
-    return DNSRecord(
-      pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
-      host: dnsHost.string, addresses: addresses,
-      error: dnsError == 0 ? nil : .addressInfo(dnsError, systemErrno: dnsErrno == 0 ? nil : dnsErrno))
-  }
 
   /// The connection's setup phases, in milliseconds; `nil` for a phase it did not go through.
   private var setupMilliseconds: (dns: Double?, connect: Double?, tls: Double?) {

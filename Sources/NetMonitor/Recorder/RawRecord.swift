@@ -1,20 +1,22 @@
 import CNetMonitor
 import Glibc
 
-/// A completed record as the hooks hand it on: POD, copied into a slot of the preallocated queue
-/// (`cnm_records`) without allocating. The queue is in-process memory that the recorder thread
-/// drains, or a record ring file that another process drains (``RecordRing``); either turns it
-/// into a ``Transaction``.
+/// A completed connection or http record as the hooks hand it on: POD, copied into a slot of the
+/// preallocated queue (`cnm_records`) without allocating. The queue is in-process memory that the
+/// recorder thread drains, or a record ring file that another process drains (``RecordRing``);
+/// either turns it into a ``Transaction``. dns records are written in C (`cnm_dns_record`,
+/// cnm_records.h); every record starts with its kind and the pid.
 struct RawRecord {
-  /// Written into every record ring's header: the size in the low 32 bits, this layout's version
-  /// in the high 32. Bump `layoutVersion` whenever a stored field changes.
-  static let layoutVersion: UInt64 = 1
-  static var layout: UInt64 { UInt64(MemoryLayout<RawRecord>.stride) | layoutVersion << 32 }
+  /// Written into every record ring's header: the slot size in the low 32 bits, the layout's
+  /// version in the high 32 (`CNM_RECORD_LAYOUT_VERSION`: bump it whenever a stored field changes).
+  static let layout = UInt64(CNM_RECORD_SLOT_SIZE) | UInt64(CNM_RECORD_LAYOUT_VERSION) << 32
+  /// Bytes of a queue or ring slot: any record fits in one.
+  static let slotSize = Int(CNM_RECORD_SLOT_SIZE)
 
   enum Kind {
-    static let dns: UInt8 = 1
-    static let connection: UInt8 = 2
-    static let http: UInt8 = 3
+    static let dns = UInt8(CNM_RECORD_DNS)
+    static let connection = UInt8(CNM_RECORD_CONNECTION)
+    static let http = UInt8(CNM_RECORD_HTTP)
   }
 
   var kind: UInt8 = 0
@@ -23,13 +25,6 @@ struct RawRecord {
   var durationNanoseconds: UInt64 = 0
   /// The connection (connection records).
   var core = ConnectionCore()
-  /// The name looked up, its answers and its error (dns records).
-  var dnsHost = FixedText<256>()
-  var dnsAddresses = InlineArray<8, PeerAddress>(repeating: PeerAddress())
-  var dnsAddressCount: UInt8 = 0
-  /// The `EAI_*` code, and errno for `EAI_SYSTEM`; 0 when the lookup succeeded.
-  var dnsError: Int32 = 0
-  var dnsErrno: Int32 = 0
   /// The exchange (http records): the request's head, the response status, time to first byte
   /// (+1, so 0 means "no response byte"), sizes, and whether the connection served one before.
   var httpRequest = HTTPHead()
@@ -49,6 +44,7 @@ struct RawRecord {
       cnm_queue_count_drop(queue)
       return
     }
+    precondition(MemoryLayout<RawRecord>.stride <= slotSize, "a record fits a slot (CNM_RECORD_SLOT_SIZE)")
     let record = raw.bindMemory(to: RawRecord.self, capacity: 1)
     record.initialize(to: RawRecord())
     record.pointee.pid = cnm_current_pid()

@@ -54,9 +54,9 @@ enum Recorder {
     return state.withLock { state in
       var count = 0
       while let slot = cnm_queue_peek(queue) {
-        let raw = slot.load(as: RawRecord.self)
+        let transaction = RawRecord.transaction(at: slot, process: state.process)
         cnm_queue_release(queue)
-        if let transaction = raw.transaction(process: state.process) {
+        if let transaction {
           state.sink?.record(transaction)
           count += 1
         }

@@ -1,3 +1,4 @@
+import CNetMonitor
 import Synchronization
 
 /// Recent name resolutions, so a connection to an address knows the name it was resolved from
@@ -28,6 +29,13 @@ enum Resolutions {
         address: address, host: host, lookupNanoseconds: lookupNanoseconds)
       table.next &+= 1
     }
+  }
+
+  /// Remembers the answers of a lookup (made by the getaddrinfo hook, or by the injected library
+  /// before the monitor was loaded).
+  static func remember(_ lookup: cnm_dns_record) {
+    let host = lookup.withHost { FixedText<128>($0) }
+    lookup.forEachAddress { address in remember(address, host: host, lookupNanoseconds: lookup.duration_ns) }
   }
 
   /// The most recent resolution that returned `address`; nil when none, or when the table is busy.

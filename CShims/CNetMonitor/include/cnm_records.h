@@ -1,0 +1,79 @@
+/*
+ * cnm_records.h — what C writes into a record queue or ring itself: the slot size every record
+ * fits in, and the dns record, written at a name lookup by the monitor's getaddrinfo hook and by
+ * the injected library before the monitor is loaded (CShims/CElfHookPreload). Swift's RawRecord
+ * (connection and http records) starts like every record here: its kind, then the pid.
+ */
+#ifndef CNM_RECORDS_H
+#define CNM_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct addrinfo;
+typedef struct cnm_queue cnm_queue;
+
+/* Every queue and ring slot holds one record of at most this many bytes. Rings carry
+ * CNM_RECORD_LAYOUT in their header: a reader built with another layout refuses the file. Bump the
+ * version whenever a stored field of any record changes. */
+#define CNM_RECORD_SLOT_SIZE 1616u
+#define CNM_RECORD_LAYOUT_VERSION 2ull
+#define CNM_RECORD_LAYOUT ((uint64_t)CNM_RECORD_SLOT_SIZE | CNM_RECORD_LAYOUT_VERSION << 32)
+
+/* The first byte of every record. */
+enum { CNM_RECORD_DNS = 1, CNM_RECORD_CONNECTION = 2, CNM_RECORD_HTTP = 3 };
+
+/* A socket address as records keep it; the layout of Swift's PeerAddress. */
+typedef struct cnm_address {
+  uint16_t family; /* AF_INET, AF_INET6, or 0 */
+  uint16_t port;   /* host byte order */
+  uint8_t bytes[16];
+} cnm_address;
+
+#define CNM_DNS_ADDRESSES 8
+#define CNM_DNS_HOST_SIZE 256
+
+/* One getaddrinfo call. */
+typedef struct cnm_dns_record {
+  uint8_t kind; /* CNM_RECORD_DNS */
+  int32_t pid;
+  uint64_t start_unix_ns;
+  uint64_t duration_ns;
+  int32_t error;        /* the EAI_* code; 0 when the lookup succeeded */
+  int32_t system_errno; /* errno for EAI_SYSTEM, else 0 */
+  uint16_t host_length;
+  uint8_t address_count; /* distinct internet addresses among the answers, at most CNM_DNS_ADDRESSES */
+  cnm_address addresses[CNM_DNS_ADDRESSES];
+  char host[CNM_DNS_HOST_SIZE]; /* the name looked up, cut at CNM_DNS_HOST_SIZE bytes; not terminated */
+} cnm_dns_record;
+
+_Static_assert(sizeof(cnm_dns_record) <= CNM_RECORD_SLOT_SIZE, "a dns record fits a slot");
+
+/* Fills `record` (kind, pid, the name, the answers' distinct internet addresses, the error) for a
+ * lookup of `host` that started at `start_unix_ns` and took `duration_ns`. No allocation. */
+void cnm_dns_record_fill(cnm_dns_record *record, const char *host, int status, int system_errno,
+                         const struct addrinfo *answers, uint64_t start_unix_ns, uint64_t duration_ns);
+
+/* Copies `record` into a slot of `queue`; false when the queue is full (the drop is counted). */
+bool cnm_dns_record_emit(cnm_queue *queue, const cnm_dns_record *record);
+
+/* Nanoseconds on CLOCK_MONOTONIC and CLOCK_REALTIME (the vDSO: no system call). */
+uint64_t cnm_monotonic_ns(void);
+uint64_t cnm_unix_ns(void);
+
+/* ---- from the injected library to the monitor it loads -------------------------------------------
+ * What libElfHookPreload.so hands to libElfHookMonitor.so's elfhook_monitor_start: the ELFHOOK_*
+ * settings, the ring it already created for the lookups it recorded itself (or NULL), and those
+ * lookups, so the connections that follow know their host names. */
+typedef struct cnm_handoff {
+  const char *pattern; /* ELFHOOK_OUTPUT */
+  size_t capacity;     /* records per ring */
+  int log_level;       /* 0 off, 1 error, 2 info */
+  cnm_queue *ring;     /* the ring of this process, all of its blocks allocated; or NULL */
+  const char *ring_path;
+  const cnm_dns_record *lookups; /* the most recent lookups, oldest first */
+  size_t lookup_count;
+} cnm_handoff;
+
+#endif
