@@ -10,13 +10,13 @@ import Testing
 /// straight from the record rings.
 @Suite("Injection: elfhook run and the preload library", .serialized)
 struct InjectionTests {
-  private static func products() throws -> (elfhook: String, library: String) {
+  static func products() throws -> (elfhook: String, library: String) {
     let elfhook = try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
     return (elfhook, try #require(BuiltProducts.preloadLibrary))
   }
 
   /// A directory of the test's own (a test removes it with `defer { scratch.remove() }`).
-  private struct Scratch {
+  struct Scratch {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
     init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
     func remove() { try? FileManager.default.removeItem(at: url) }
@@ -24,7 +24,7 @@ struct InjectionTests {
   }
 
   /// Builds the C program `source` with the system compiler; the binary's URL.
-  private static func compile(_ source: String, named name: String, in scratch: Scratch, flags: [String] = [])
+  static func compile(_ source: String, named name: String, in scratch: Scratch, flags: [String] = [])
     throws -> URL
   {
     let file = scratch.file(name + ".c")
@@ -35,18 +35,18 @@ struct InjectionTests {
     return binary
   }
 
-  private static func connectionRecords(_ records: [Transaction], port: UInt16) -> [ConnectionRecord] {
+  static func connectionRecords(_ records: [Transaction], port: UInt16) -> [ConnectionRecord] {
     records.compactMap { record -> ConnectionRecord? in
       guard case .connection(let connection) = record, connection.peerPort == port else { return nil }
       return connection
     }
   }
 
-  private static func records(in file: URL) throws -> [Transaction] {
+  static func records(in file: URL) throws -> [Transaction] {
     try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { try Transaction(jsonLine: String($0)) }
   }
 
-  private static func httpRecords(_ records: [Transaction], port: UInt16) -> [HTTPRecord] {
+  static func httpRecords(_ records: [Transaction], port: UInt16) -> [HTTPRecord] {
     return records.compactMap { record -> HTTPRecord? in
       guard case .http(let http) = record, http.host?.hasSuffix(":\(port)") == true else { return nil }
       return http

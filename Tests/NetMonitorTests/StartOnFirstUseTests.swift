@@ -1,0 +1,143 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import NetMonitor
+
+/// libElfHookPreload.so is a small C library that loads the monitor at a process's first connect or
+/// accept and records the name lookups before it itself (CShims/CElfHookPreload): seen from the
+/// processes it is injected into, under `env -i` with a bare LD_PRELOAD.
+extension InjectionTests {
+  /// Runs python3 `program` injected, recording to rings in `scratch`; returns the run and the
+  /// records of every ring, with the pid each ring's header names.
+  private static func injectedPython(_ program: String, in scratch: Scratch, environment: [String] = [])
+    throws -> (run: ProgramRun, rings: [(pid: Int32, records: [Transaction])])
+  {
+    let (_, library) = try products()
+    let run = try ProgramRun.run(
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring"] + environment
+        + ["/usr/bin/python3", "-c", program])
+    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains(".ring") }
+    let rings = try names.sorted().map { name in
+      let ring = try RecordRing(path: scratch.file(name).path)
+      var records: [Transaction] = []
+      ring.drain(skippingUnfinished: true) { records.append($0) }
+      return (ring.pid, records)
+    }
+    return (run, rings)
+  }
+
+  private static func dnsRecords(_ records: [Transaction]) -> [DNSRecord] {
+    records.compactMap { record in if case .dns(let dns) = record { dns } else { nil } }
+  }
+
+  @Test("libElfHookPreload.so needs libc alone and exports only connect, accept, accept4 and getaddrinfo")
+  func preloadLibraryIsPlainC() throws {
+    let (_, library) = try Self.products()
+    let dynamic = try ProgramRun.run(["readelf", "-d", library])
+    let needed = String(decoding: dynamic.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains("(NEEDED)") }
+    #expect(needed.count == 1 && needed.first?.contains("[libc.so.6]") == true, "\(needed)")
+    let symbols = try ProgramRun.run(["nm", "-D", "--defined-only", library])
+    let exported = String(decoding: symbols.stdout, as: UTF8.self).split(separator: "\n")
+      .compactMap { line -> String? in
+        let fields = line.split(separator: " ")
+        return fields.count == 3 && fields[1] == "T" ? String(fields[2]) : nil
+      }
+    #expect(exported.sorted() == ["accept", "accept4", "connect", "getaddrinfo"])
+    let monitor = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent("libElfHookMonitor.so")
+    #expect(FileManager.default.fileExists(atPath: monitor.path), "the monitor is built beside it")
+  }
+
+  @Test("a lookup is recorded without loading the monitor; the first connect loads it, named after the lookup")
+  func lookupsBeforeTheMonitor() throws {
+    let server = try LoopbackServer()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let program = """
+      import socket
+      def monitor_loaded():
+          return "libElfHookMonitor.so" in open("/proc/self/maps").read()
+      answers = socket.getaddrinfo("localhost", \(server.port), socket.AF_INET, socket.SOCK_STREAM)
+      print("after lookup:", monitor_loaded())
+      s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+      s.connect(answers[0][4])
+      print("after connect:", monitor_loaded())
+      s.sendall(b"GET /bytes/7 HTTP/1.1\\r\\nHost: localhost:\(server.port)\\r\\nConnection: close\\r\\n\\r\\n")
+      while s.recv(4096): pass
+      s.close()
+      """
+    let (run, rings) = try Self.injectedPython(program, in: scratch)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(String(decoding: run.stdout, as: UTF8.self) == "after lookup: False\nafter connect: True\n")
+    #expect(run.stderr.isEmpty, "\(run.stderr)")
+    try #require(rings.count == 1, "one ring: the library's, handed to the monitor")
+    let records = rings[0].records
+    let lookups = Self.dnsRecords(records).filter { $0.host == "localhost" }
+    #expect(lookups.count == 1)
+    #expect(lookups.first?.addresses == ["127.0.0.1"])
+    #expect(lookups.first?.pid == rings[0].pid)
+    let connection = try #require(Self.connectionRecords(records, port: server.port).first)
+    #expect(connection.host == "localhost", "the monitor knows the lookup the library made")
+    #expect(connection.dnsMs != nil)
+    #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/7"])
+  }
+
+  @Test("many lookups and no connection: every one recorded (the ring's blocks are reserved as it fills)")
+  func manyLookups() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let program = """
+      import socket
+      for i in range(300):
+          socket.getaddrinfo("localhost", 1000 + i, socket.AF_INET, socket.SOCK_STREAM)
+      print("maps:", "libElfHookMonitor.so" in open("/proc/self/maps").read())
+      """
+    let (run, rings) = try Self.injectedPython(program, in: scratch)
+    #expect(run.status == 0 && String(decoding: run.stdout, as: UTF8.self) == "maps: False\n", "\(run.stderr)")
+    try #require(rings.count == 1)
+    #expect(Self.dnsRecords(rings[0].records).filter { $0.host == "localhost" }.count == 300)
+  }
+
+  @Test("a child forked before the monitor started records its lookups into a ring of its own")
+  func forkBeforeTheMonitor() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let program = """
+      import os, socket
+      socket.getaddrinfo("localhost", 1, socket.AF_INET)
+      pid = os.fork()
+      if pid == 0:
+          socket.getaddrinfo("localhost", 2, socket.AF_INET)
+          os._exit(0)
+      os.waitpid(pid, 0)
+      """
+    let (run, rings) = try Self.injectedPython(program, in: scratch)
+    #expect(run.status == 0, "\(run.stderr)")
+    try #require(rings.count == 2, "\(rings.map(\.pid))")
+    for ring in rings {
+      let lookups = Self.dnsRecords(ring.records)
+      #expect(lookups.count == 1, "each process's own lookup only")
+      #expect(lookups.allSatisfy { $0.pid == ring.pid })
+    }
+  }
+
+  @Test("ELFHOOK_DISABLE=1, or a bad variable: a program that looks up and connects runs unharmed, unrecorded")
+  func unmonitoredProgramsStillConnect() throws {
+    let server = try LoopbackServer()
+    let program = """
+      import http.client
+      c = http.client.HTTPConnection("localhost", \(server.port))
+      c.request("GET", "/bytes/3")
+      print(len(c.getresponse().read()))
+      """
+    for setting in [["ELFHOOK_DISABLE=1"], ["ELFHOOK_LOG=off", "ELFHOOK_BUFFER_RECORDS=3"]] {
+      let scratch = try Scratch()
+      defer { scratch.remove() }
+      let (run, rings) = try Self.injectedPython(program, in: scratch, environment: setting)
+      #expect(run.status == 0, "\(setting): \(run.stderr)")
+      #expect(String(decoding: run.stdout, as: UTF8.self) == "3\n", "\(setting)")
+      #expect(run.stderr.isEmpty, "\(setting): \(run.stderr)")
+      #expect(rings.isEmpty, "\(setting)")
+    }
+  }
+}
