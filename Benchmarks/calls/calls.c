@@ -4,7 +4,9 @@
  *
  *   plt       ROUNDS calls of trivial() in libtrivial.so through the PLT: the floor of any call
  *             that goes through a GOT slot (what every hooked call pays before any hook runs)
- *   read      ROUNDS × read(2) of one byte from /dev/zero: a descriptor that is not a connection
+ *   read      ROUNDS × read(2) of one byte from /dev/zero: a descriptor that is not a connection,
+ *             after one connection (the injected library loads the monitor, whose hooks are then in
+ *             place, at a process's first connect: a process that never connects has no hooks)
  *   pingpong  ROUNDS × send(2) + recv(2) of one byte over a connected TCP pair on 127.0.0.1
  *             (both ends are tracked connections when the monitor is injected)
  *
@@ -93,6 +95,8 @@ int main(int argc, char **argv) {
     elapsed = now_ns() - start;
     (void)sink;
   } else if (strcmp(kind, "read") == 0) {
+    int client, server;
+    loopback_pair(&client, &server);
     int fd = open("/dev/zero", O_RDONLY);
     if (fd < 0) die("/dev/zero");
     run_read(rounds / 10, fd, buffer);

@@ -6,6 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 scratch=${ELFHOOK_BENCH_SCRATCH:-$root/.build-bench}
 release=$scratch/release
 preload=$release/libElfHookPreload.so
+monitor=$release/libElfHookMonitor.so
 elfhook=$release/elfhook
 
 quick=0
@@ -29,7 +30,7 @@ need() {
   done
 }
 need_build() {
-  [[ -x $elfhook && -f $preload ]] || fail "no release build in $scratch: run swift build -c release --scratch-path .build-bench (scripts/bench does)"
+  [[ -x $elfhook && -f $preload && -f $monitor ]] || fail "no release build in $scratch: run swift build -c release --scratch-path .build-bench (scripts/bench does)"
 }
 
 # A private directory for this script's files, the record rings included (under /dev/shm, like
@@ -92,6 +93,16 @@ summary_value() {
 result() {
   [[ -n ${ELFHOOK_BENCH_RESULTS:-} ]] && echo "$1 $2" >>"$ELFHOOK_BENCH_RESULTS"
   return 0
+}
+
+# valgrind_libraries: copies of the injected library and of the monitor it loads (from the same
+# directory) without debug information, which valgrind cannot read in a static-stdlib library;
+# sets valgrind_preload to the copy to LD_PRELOAD.
+valgrind_libraries() {
+  mkdir -p "$work/valgrind"
+  objcopy --strip-debug "$preload" "$work/valgrind/libElfHookPreload.so"
+  objcopy --strip-debug "$monitor" "$work/valgrind/libElfHookMonitor.so"
+  valgrind_preload=$work/valgrind/libElfHookPreload.so
 }
 
 # sample KEY VALUE: one measurement; stats … turns the samples of a key into a table cell.
