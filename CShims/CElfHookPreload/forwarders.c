@@ -1,8 +1,9 @@
-/* The calls that start the monitor (elfhook_preload.h): connect, accept, accept4 and getaddrinfo,
- * exported under their own names so that the dynamic linker binds every image's slots for them
- * to these functions, ahead of libc's.
+/* The calls that start the monitor (elfhook_preload.h): connect, accept and accept4, exported under
+ * their own names so that the dynamic linker binds every image's slots for them to these
+ * functions, ahead of libc's; and getaddrinfo, exported the same way, whose lookups are recorded
+ * here until the monitor runs.
  *
- * The first call (on any thread) loads the monitor, which rewrites every image's GOT slots — these
+ * The first connect or accept (on any thread) loads the monitor, which rewrites every image's GOT slots — these
  * four included, so later calls never come here — and then goes through the monitor's hook, so the
  * connection or lookup that started it is recorded. Calls that still arrive here afterwards go
  * straight to libc's function: a function pointer taken with dlsym before or after the start (not
@@ -101,12 +102,15 @@ static int forward_accept(int fd, __SOCKADDR_ARG address, socklen_t *restrict le
 static int forward_accept4(int fd, __SOCKADDR_ARG address, socklen_t *restrict length, int flags) {
   return ((__typeof(accept4) *)target(ACCEPT4))(fd, address, length, flags);
 }
-/* A lookup is recorded here while the monitor is not loaded (lookups.c): it does not load it. */
+/* A lookup never loads the monitor: while it is not loaded, the lookup is recorded here (lookups.c);
+ * while another thread loads it, the lookup waits and goes through its hook. A call without a name
+ * (a service's port alone) is no lookup. */
 static int forward_getaddrinfo(const char *restrict name, const char *restrict service,
                                const struct addrinfo *restrict hints, struct addrinfo **restrict result) {
-  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != ARMED || starting_here || !name)
-    return ((__typeof(getaddrinfo) *)target(GETADDRINFO))(name, service, hints, result);
+  int current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (current == STARTING) return ((__typeof(getaddrinfo) *)target(GETADDRINFO))(name, service, hints, result);
   __typeof(getaddrinfo) *next = (__typeof(getaddrinfo) *)next_of(GETADDRINFO);
+  if (current != ARMED || starting_here || !name) return next(name, service, hints, result);
   uint64_t start_unix = cnm_unix_ns(), start = cnm_monotonic_ns();
   int status = next(name, service, hints, result);
   uint64_t end = cnm_monotonic_ns();

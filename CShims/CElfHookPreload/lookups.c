@@ -76,6 +76,8 @@ void elfhook_record_lookup(const elfhook_preload_configuration *configuration, c
   cnm_queue *queue = ring_for(configuration);
   cnm_dns_record record;
   cnm_dns_record_fill(&record, host, status, system_errno, answers, start_unix_ns, duration_ns);
+  /* Lookups on other threads take other entries; one that races with the monitor's start may be
+   * handed over half-written: at worst, a connection without its host name. */
   uint64_t index = __atomic_fetch_add(&recent_count, 1, __ATOMIC_RELAXED);
   recent[index % RECENT_LOOKUPS] = record;
   if (!queue) return;

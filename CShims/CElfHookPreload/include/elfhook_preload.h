@@ -6,9 +6,10 @@
  * never repay. So nothing is started before main: the constructor reads the ELFHOOK_* variables
  * and reports a bad one, and the library exports the calls a network transaction begins with
  * (connect, accept, accept4, getaddrinfo), which the dynamic linker binds to it ahead of libc. The
- * first of them loads the monitor (libElfHookMonitor.so, beside this library), whose engine
- * rewrites the GOT slots of every image, and then goes through the monitor's hook: from then on
- * the process's calls reach the monitor's hooks through their GOT slots, never through here. */
+ * first connect or accept loads the monitor (libElfHookMonitor.so, beside this library), whose
+ * engine rewrites the GOT slots of every image, and then goes through the monitor's hook: from then
+ * on the process's calls reach the monitor's hooks through their GOT slots, never through here.
+ * Lookups before that are recorded here, in C, without loading the monitor. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H
 
