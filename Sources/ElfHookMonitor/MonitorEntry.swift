@@ -5,14 +5,16 @@ import Glibc
 // libElfHookMonitor.so: the monitor of an injected process. libElfHookPreload.so (the small C
 // library LD_PRELOAD injects, CShims/CElfHookPreload) reads the ELFHOOK_* variables at start and
 // loads this library at the process's first connect or accept (it records name lookups itself
-// until then); these are the two calls it makes (their C types are in elfhook_preload.h).
+// until then); these are the two calls it makes (their C types are in elfhook_preload.h). They are
+// public so that a release build (whole-module, where internal symbols are hidden) exports them;
+// exports.map keeps everything else local.
 
 /// Starts recording as the injected library says (`cnm_handoff`: the ELFHOOK_* settings, the ring
 /// it created for the lookups it recorded itself, and those lookups). Returns 0, or -1 when the
 /// process must run unmonitored (said on stderr unless the log level is 0, "off"). Log level 2
 /// ("info") also says where it records.
 @_cdecl("elfhook_monitor_start")
-func elfhookMonitorStart(_ handoff: UnsafePointer<cnm_handoff>) -> Int32 {
+public func elfhookMonitorStart(_ handoff: UnsafePointer<cnm_handoff>) -> Int32 {
   let savedErrno = errno
   defer { errno = savedErrno }
   let logLevel = handoff.pointee.log_level
@@ -30,7 +32,7 @@ func elfhookMonitorStart(_ handoff: UnsafePointer<cnm_handoff>) -> Int32 {
 /// original of `name` becomes `next` wherever it is `forwarder`. Returns the monitor's hook for
 /// `name`, which the forwarder calls from now on.
 @_cdecl("elfhook_monitor_adopt")
-func elfhookMonitorAdopt(
+public func elfhookMonitorAdopt(
   _ name: UnsafePointer<CChar>, _ forwarder: UnsafeMutableRawPointer, _ next: UnsafeMutableRawPointer
 ) -> UnsafeMutableRawPointer? {
   NetMonitor.adoptForwarder(named: String(cString: name), forwarder: forwarder, next: next)
