@@ -94,10 +94,14 @@ let package = Package(
     .target(
       name: "ElfHookMonitor",
       dependencies: ["NetMonitor", "CNetMonitor"],
-      exclude: ["exports.map"],
+      exclude: ["exports.map", "link"],
       linkerSettings: [
-        // Self-contained: the Swift runtime inside, no toolchain path needed on the host.
-        .unsafeFlags(["-static-stdlib", "-Xlinker", "--version-script=Sources/ElfHookMonitor/exports.map"])
+        // Self-contained: the Swift runtime and its C++ runtime inside (link/libstdc++.so says how),
+        // no toolchain path needed on the host.
+        .unsafeFlags([
+          "-static-stdlib", "-L", "Sources/ElfHookMonitor/link",
+          "-Xlinker", "--version-script=Sources/ElfHookMonitor/exports.map",
+        ])
       ]
     ),
     // Benchmarks (scripts/bench-hooks): instructions the hooks add, counted with callgrind.

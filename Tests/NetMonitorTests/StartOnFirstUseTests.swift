@@ -31,7 +31,7 @@ extension InjectionTests {
     records.compactMap { record in if case .dns(let dns) = record { dns } else { nil } }
   }
 
-  @Test("libElfHookPreload.so needs libc alone and exports only connect, accept, accept4 and getaddrinfo")
+  @Test("libElfHookPreload.so needs libc alone and exports four calls; the monitor beside it needs no libstdc++")
   func preloadLibraryIsPlainC() throws {
     let (_, library) = try Self.products()
     let dynamic = try ProgramRun.run(["readelf", "-d", library])
@@ -45,7 +45,11 @@ extension InjectionTests {
       }
     #expect(exported.sorted() == ["accept", "accept4", "connect", "getaddrinfo"])
     let monitor = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent("libElfHookMonitor.so")
-    #expect(FileManager.default.fileExists(atPath: monitor.path), "the monitor is built beside it")
+    let monitorDynamic = try ProgramRun.run(["readelf", "-d", monitor.path])
+    #expect(monitorDynamic.status == 0, "the monitor is built beside it")
+    let monitorNeeds = String(decoding: monitorDynamic.stdout, as: UTF8.self).split(separator: "\n")
+      .filter { $0.contains("(NEEDED)") }
+    #expect(!monitorNeeds.isEmpty && !monitorNeeds.contains { $0.contains("libstdc++") }, "its C++ runtime is inside: \(monitorNeeds)")
   }
 
   @Test("a lookup is recorded without loading the monitor; the first connect loads it, named after the lookup")
