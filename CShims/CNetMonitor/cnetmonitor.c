@@ -72,6 +72,7 @@ bool cnm_resolve_openssl(void *any_ssl_function) {
 #include <sys/resource.h>
 
 uint32_t cnm_capacity;
+uint32_t cnm_tracked_limit;
 uint8_t *cnm_tracked;
 unsigned char *cnm_states;
 size_t cnm_slot_size;

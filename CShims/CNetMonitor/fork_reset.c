@@ -26,6 +26,7 @@ static void forget_connections(void) {
    * the parent never used. */
   madvise(cnm_tracked, capacity, MADV_DONTNEED);
   madvise(cnm_states, (size_t)capacity * cnm_slot_size, MADV_DONTNEED);
+  cnm_tracked_limit = 0;
   cnm_ssl_map_clear();
 }
 

@@ -125,6 +125,44 @@ extension InjectionTests {
     }
   }
 
+  @Test("a connection still open when the process exits has its record (the kernel closes it, not the process)")
+  func connectionOpenAtExit() throws {
+    let server = try LoopbackServer()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let binary = try Self.compile(
+      """
+      #include <arpa/inet.h>
+      #include <stdio.h>
+      #include <string.h>
+      #include <sys/socket.h>
+      #include <unistd.h>
+      int main(void) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 1;
+        const char *request = "GET /bytes/9 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n";
+        if (write(fd, request, strlen(request)) <= 0) return 1;
+        char response[4096];
+        ssize_t got = read(fd, response, sizeof response);
+        printf("%d\\n", got > 0);
+        return 0; /* exit with the connection open */
+      }
+      """, named: "open-at-exit", in: scratch)
+    let (_, library) = try Self.products()
+    let run = try ProgramRun.run(
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring", binary.path])
+    #expect(run.status == 0 && run.stdout == Data("1\n".utf8), "\(run.stderr)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains(".ring") }
+    let ring = try RecordRing(path: scratch.file(try #require(names.first)).path)
+    var records: [Transaction] = []
+    ring.drain(skippingUnfinished: true) { records.append($0) }
+    let connection = try #require(Self.connectionRecords(records, port: server.port).first)
+    #expect(connection.bytesSent > 0 && connection.bytesReceived > 0)
+    #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/9"])
+  }
+
   @Test("ELFHOOK_DISABLE=1, or a bad variable: a program that looks up and connects runs unharmed, unrecorded")
   func unmonitoredProgramsStillConnect() throws {
     let server = try LoopbackServer()

@@ -232,8 +232,20 @@ static inline void *cnm_slot(int fd) {
   return cnm_states + (size_t)fd * cnm_slot_size;
 }
 
+/* One past the highest descriptor ever tracked: how far a walk over every tracked connection goes. */
+extern uint32_t cnm_tracked_limit;
+static inline uint32_t cnm_get_tracked_limit(void) { return __atomic_load_n(&cnm_tracked_limit, __ATOMIC_ACQUIRE); }
+
 static inline void cnm_set_tracked(int fd, bool tracked) {
-  if ((unsigned)fd < cnm_capacity) __atomic_store_n(&cnm_tracked[fd], tracked ? 1 : 0, __ATOMIC_RELEASE);
+  if ((unsigned)fd >= cnm_capacity) return;
+  if (tracked) {
+    uint32_t limit = __atomic_load_n(&cnm_tracked_limit, __ATOMIC_RELAXED);
+    while (limit <= (uint32_t)fd &&
+           !__atomic_compare_exchange_n(&cnm_tracked_limit, &limit, (uint32_t)fd + 1, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+    }
+  }
+  __atomic_store_n(&cnm_tracked[fd], tracked ? 1 : 0, __ATOMIC_RELEASE);
 }
 
 __attribute__((always_inline)) static inline const cnm_original_functions *cnm_original(void) { return &cnm_originals; }

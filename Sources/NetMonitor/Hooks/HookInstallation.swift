@@ -38,6 +38,7 @@ final class HookInstallation: Sendable {
       }
       set = try RebindingSet(pairs, originalStorage: cnm_original_slot(0))
       cnm_fill_missing_originals()
+      ConnectionsAtExit.install()
     }
   }
 }

@@ -66,6 +66,12 @@ enum Recorder {
     }
   }
 
+  /// `drain`, when the recorder thread runs (records go to a sink in this process; a record ring's
+  /// records are left for its consumer).
+  static func drainIfRunning() {
+    if state.withLock({ $0.running }) { drain() }
+  }
+
   /// Records the hooks could not queue because the queue was full.
   static var dropped: UInt64 {
     guard let queue = cnm_record_queue() else { return 0 }
