@@ -71,13 +71,18 @@ elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configur
     snprintf(problem, size, "ELFHOOK_DISABLE must be 1 or 0, not '%s'", disable);
     return ELFHOOK_INVALID;
   }
-  configuration->output = getenv("ELFHOOK_OUTPUT");
-  if (!is_set(configuration->output)) {
+  const char *output = getenv("ELFHOOK_OUTPUT");
+  if (!is_set(output)) {
     snprintf(problem, size,
              "ELFHOOK_OUTPUT is not set (run the command with `elfhook run`, or set it to a file such as "
              "/tmp/records/%%p.ring)");
     return ELFHOOK_INVALID;
   }
+  if (strlen(output) >= sizeof configuration->output) {
+    snprintf(problem, size, "ELFHOOK_OUTPUT is longer than %zu bytes", sizeof configuration->output - 1);
+    return ELFHOOK_INVALID;
+  }
+  strcpy(configuration->output, output);
   const char *capacity = getenv("ELFHOOK_BUFFER_RECORDS");
   if (!parse_capacity(capacity, &configuration->capacity)) {
     snprintf(problem, size, "ELFHOOK_BUFFER_RECORDS must be a power of two from %d to %d, not '%s'", MIN_CAPACITY,

@@ -1,7 +1,7 @@
 /* The calls that start the monitor (elfhook_preload.h): connect, accept and accept4, exported under
  * their own names so that the dynamic linker binds every image's slots for them to these
- * functions, ahead of libc's; and getaddrinfo, exported the same way, whose lookups are recorded
- * here until the monitor runs.
+ * functions, ahead of libc's; getaddrinfo, exported the same way, whose lookups are recorded here
+ * until the monitor runs; and the calls that change the user id, before which it starts.
  *
  * The first connect or accept (on any thread) loads the monitor, which rewrites every image's GOT slots — these
  * four included, so later calls never come here — and then goes through the monitor's hook, so the
@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 enum { UNMONITORED, ARMED, STARTING, RUNNING };
 static int state = UNMONITORED;
@@ -30,13 +31,23 @@ static __typeof(connect) forward_connect;
 static __typeof(accept) forward_accept;
 static __typeof(accept4) forward_accept4;
 static __typeof(getaddrinfo) forward_getaddrinfo;
+static __typeof(setuid) forward_setuid;
+static __typeof(seteuid) forward_seteuid;
+static __typeof(setreuid) forward_setreuid;
+static __typeof(setresuid) forward_setresuid;
 
-enum { CONNECT, ACCEPT, ACCEPT4, GETADDRINFO, FORWARDER_COUNT };
-static elfhook_forwarder forwarders[FORWARDER_COUNT] = {
+/* The monitor hooks the first four (FORWARDER_COUNT); the user-id calls only start it. */
+enum { CONNECT, ACCEPT, ACCEPT4, GETADDRINFO, FORWARDER_COUNT, SETUID = FORWARDER_COUNT, SETEUID, SETREUID, SETRESUID,
+       EXPORT_COUNT };
+static elfhook_forwarder forwarders[EXPORT_COUNT] = {
     [CONNECT] = {"connect", (void *)forward_connect, NULL, NULL},
     [ACCEPT] = {"accept", (void *)forward_accept, NULL, NULL},
     [ACCEPT4] = {"accept4", (void *)forward_accept4, NULL, NULL},
     [GETADDRINFO] = {"getaddrinfo", (void *)forward_getaddrinfo, NULL, NULL},
+    [SETUID] = {"setuid", (void *)forward_setuid, NULL, NULL},
+    [SETEUID] = {"seteuid", (void *)forward_seteuid, NULL, NULL},
+    [SETREUID] = {"setreuid", (void *)forward_setreuid, NULL, NULL},
+    [SETRESUID] = {"setresuid", (void *)forward_setresuid, NULL, NULL},
 };
 
 /* A fork while another thread was starting the monitor leaves the child with a half-started one:
@@ -58,7 +69,7 @@ static void *next_of(int which) {
 }
 
 void elfhook_arm(const elfhook_preload_configuration *configuration) {
-  for (int i = 0; i < FORWARDER_COUNT; i++) {
+  for (int i = 0; i < EXPORT_COUNT; i++) {
     if (!next_of(i)) {
       dlerror();
       if (configuration->log != ELFHOOK_LOG_OFF) elfhook_say_unmonitored("libc has no %s", forwarders[i].name);
@@ -70,11 +81,10 @@ void elfhook_arm(const elfhook_preload_configuration *configuration) {
   __atomic_store_n(&state, ARMED, __ATOMIC_RELEASE);
 }
 
-/* Where a call of forwarder `which` goes: the monitor's hook when this call started the monitor
- * or waited for it; else libc's function. errno is kept as the caller left it. */
-static void *target(int which) {
+/* Starts the monitor if it is armed, or waits for the thread that is starting it. Returns the
+ * state then: RUNNING or UNMONITORED. errno is kept as the caller left it. */
+static int start_monitor(void) {
   int current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-  if (current == RUNNING || current == UNMONITORED || starting_here) return next_of(which);
   int saved_errno = errno;
   if (current == ARMED && __atomic_compare_exchange_n(&state, &current, STARTING, false, __ATOMIC_ACQ_REL,
                                                       __ATOMIC_ACQUIRE)) {
@@ -89,7 +99,15 @@ static void *target(int which) {
     current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
   }
   errno = saved_errno;
-  void *hook = current == RUNNING ? forwarders[which].hook : NULL;
+  return current;
+}
+
+/* Where a call of forwarder `which` goes: the monitor's hook when this call started the monitor
+ * or waited for it; else libc's function. */
+static void *target(int which) {
+  int current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (current == RUNNING || current == UNMONITORED || starting_here) return next_of(which);
+  void *hook = start_monitor() == RUNNING ? forwarders[which].hook : NULL;
   return hook ? hook : next_of(which);
 }
 
@@ -121,8 +139,35 @@ static int forward_getaddrinfo(const char *restrict name, const char *restrict s
   return status;
 }
 
+/* A process that gives up its user id (an nginx worker becoming www-data) starts the monitor
+ * first, while it can still create its ring in a directory only the user it ran as may write to,
+ * and read the monitor's file: it is a server, about to accept connections anyway. */
+static void before_user_change(void) {
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ARMED && !starting_here) start_monitor();
+}
+static int forward_setuid(uid_t user) {
+  before_user_change();
+  return ((__typeof(setuid) *)next_of(SETUID))(user);
+}
+static int forward_seteuid(uid_t user) {
+  before_user_change();
+  return ((__typeof(seteuid) *)next_of(SETEUID))(user);
+}
+static int forward_setreuid(uid_t real, uid_t effective) {
+  before_user_change();
+  return ((__typeof(setreuid) *)next_of(SETREUID))(real, effective);
+}
+static int forward_setresuid(uid_t real, uid_t effective, uid_t saved) {
+  before_user_change();
+  return ((__typeof(setresuid) *)next_of(SETRESUID))(real, effective, saved);
+}
+
 /* The exported names. */
 extern __typeof(connect) connect __attribute__((alias("forward_connect"), visibility("default")));
 extern __typeof(accept) accept __attribute__((alias("forward_accept"), visibility("default")));
 extern __typeof(accept4) accept4 __attribute__((alias("forward_accept4"), visibility("default")));
 extern __typeof(getaddrinfo) getaddrinfo __attribute__((alias("forward_getaddrinfo"), visibility("default")));
+extern __typeof(setuid) setuid __attribute__((alias("forward_setuid"), visibility("default")));
+extern __typeof(seteuid) seteuid __attribute__((alias("forward_seteuid"), visibility("default")));
+extern __typeof(setreuid) setreuid __attribute__((alias("forward_setreuid"), visibility("default")));
+extern __typeof(setresuid) setresuid __attribute__((alias("forward_setresuid"), visibility("default")));

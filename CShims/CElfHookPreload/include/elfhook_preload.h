@@ -9,10 +9,12 @@
  * first connect or accept loads the monitor (libElfHookMonitor.so, beside this library), whose
  * engine rewrites the GOT slots of every image, and then goes through the monitor's hook: from then
  * on the process's calls reach the monitor's hooks through their GOT slots, never through here.
- * Lookups before that are recorded here, in C, without loading the monitor. */
+ * Lookups before that are recorded here, in C, without loading the monitor. A process that changes
+ * its user id (setuid and family, also exported) starts the monitor just before. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +27,9 @@ typedef enum { ELFHOOK_LOG_OFF = 0, ELFHOOK_LOG_ERROR = 1, ELFHOOK_LOG_INFO = 2 
 
 /* What the ELFHOOK_* variables ask for (ARCHITECTURE.md, "Environment of an injected process"). */
 typedef struct elfhook_preload_configuration {
-  const char *output; /* ELFHOOK_OUTPUT: the record ring pattern, "%p" for the pid */
+  /* ELFHOOK_OUTPUT: the record ring pattern, "%p" for the pid. A copy: programs that set their
+   * process title (nginx) write over the environment's memory after start. */
+  char output[PATH_MAX];
   size_t capacity;    /* ELFHOOK_BUFFER_RECORDS: records a ring holds (default 1024) */
   elfhook_log_level log; /* ELFHOOK_LOG: off, error (the default), info */
 } elfhook_preload_configuration;
