@@ -126,7 +126,7 @@ extension InjectionTests {
     }
   }
 
-  @Test("a connection still open when the process exits has its record (the kernel closes it, not the process)")
+  @Test("a program that writes over its environment (nginx's process title) and exits with a connection open")
   func connectionOpenAtExit() throws {
     let server = try LoopbackServer()
     let scratch = try Scratch()
@@ -138,7 +138,9 @@ extension InjectionTests {
       #include <string.h>
       #include <sys/socket.h>
       #include <unistd.h>
+      extern char **environ;
       int main(void) {
+        for (char **variable = environ; *variable; variable++) memset(*variable, 'x', strlen(*variable));
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
