@@ -85,11 +85,12 @@ void elfhook_record_lookup(const elfhook_preload_configuration *configuration, c
   cnm_dns_record_emit(queue, &record);
 }
 
-bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff,
-                             cnm_dns_record *lookups, size_t capacity) {
+bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff) {
+  /* Static, not on the stack of whichever thread connects first (7 KB; it may be a small one): the
+   * monitor starts once, on one thread. */
+  static cnm_dns_record lookups[RECENT_LOOKUPS];
   uint64_t count = __atomic_load_n(&recent_count, __ATOMIC_ACQUIRE);
   size_t kept = count < RECENT_LOOKUPS ? (size_t)count : RECENT_LOOKUPS;
-  if (kept > capacity) kept = capacity;
   for (size_t i = 0; i < kept; i++) lookups[i] = recent[(count - kept + i) % RECENT_LOOKUPS];
   handoff->lookups = lookups;
   handoff->lookup_count = kept;

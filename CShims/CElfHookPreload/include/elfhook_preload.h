@@ -74,10 +74,9 @@ void elfhook_arm(const elfhook_preload_configuration *configuration);
 void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
                            int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
                            uint64_t duration_ns);
-/* Fills `handoff`'s ring (all of its blocks reserved now) and lookups (copied into `lookups`, of
- * `capacity` records). False, having said why, when the ring's blocks cannot be reserved. */
-bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff,
-                             cnm_dns_record *lookups, size_t capacity);
+/* Fills `handoff`'s ring (all of its blocks reserved now) and the latest lookups. False, having
+ * said why, when the ring's blocks cannot be reserved. */
+bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff);
 /* The monitor took the ring: from now on it is the monitor's. */
 void elfhook_lookups_handed_over(void);
 /* In a fork child: the parent's ring is not the child's; the child creates its own when it needs one. */
