@@ -44,7 +44,6 @@ struct RawRecord {
       cnm_queue_count_drop(queue)
       return
     }
-    precondition(MemoryLayout<RawRecord>.stride <= slotSize, "a record fits a slot (CNM_RECORD_SLOT_SIZE)")
     let record = raw.bindMemory(to: RawRecord.self, capacity: 1)
     record.initialize(to: RawRecord())
     record.pointee.pid = cnm_current_pid()
