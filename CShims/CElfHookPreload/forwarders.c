@@ -1,7 +1,8 @@
 /* The calls that start the monitor (elfhook_preload.h): connect, accept and accept4, exported under
  * their own names so that the dynamic linker binds every image's slots for them to these
  * functions, ahead of libc's; getaddrinfo, exported the same way, whose lookups are recorded here
- * until the monitor runs; and the calls that change the user id, before which it starts.
+ * until the monitor runs; and the calls that change the user id or the root directory, before
+ * which it starts.
  *
  * The first connect or accept (on any thread) loads the monitor, which rewrites every image's GOT slots — these
  * four included, so later calls never come here — and then goes through the monitor's hook, so the
@@ -35,10 +36,11 @@ static __typeof(setuid) forward_setuid;
 static __typeof(seteuid) forward_seteuid;
 static __typeof(setreuid) forward_setreuid;
 static __typeof(setresuid) forward_setresuid;
+static __typeof(chroot) forward_chroot;
 
-/* The monitor hooks the first four (FORWARDER_COUNT); the user-id calls only start it. */
+/* The monitor hooks the first four (FORWARDER_COUNT); the others only start it. */
 enum { CONNECT, ACCEPT, ACCEPT4, GETADDRINFO, FORWARDER_COUNT, SETUID = FORWARDER_COUNT, SETEUID, SETREUID, SETRESUID,
-       EXPORT_COUNT };
+       CHROOT, EXPORT_COUNT };
 static elfhook_forwarder forwarders[EXPORT_COUNT] = {
     [CONNECT] = {"connect", (void *)forward_connect, NULL, NULL},
     [ACCEPT] = {"accept", (void *)forward_accept, NULL, NULL},
@@ -48,6 +50,7 @@ static elfhook_forwarder forwarders[EXPORT_COUNT] = {
     [SETEUID] = {"seteuid", (void *)forward_seteuid, NULL, NULL},
     [SETREUID] = {"setreuid", (void *)forward_setreuid, NULL, NULL},
     [SETRESUID] = {"setresuid", (void *)forward_setresuid, NULL, NULL},
+    [CHROOT] = {"chroot", (void *)forward_chroot, NULL, NULL},
 };
 
 /* A fork while another thread was starting the monitor leaves the child with a half-started one:
@@ -139,27 +142,31 @@ static int forward_getaddrinfo(const char *restrict name, const char *restrict s
   return status;
 }
 
-/* A process that gives up its user id (an nginx worker becoming www-data) starts the monitor
- * first, while it can still create its ring in a directory only the user it ran as may write to,
- * and read the monitor's file: it is a server, about to accept connections anyway. */
-static void before_user_change(void) {
+/* A process that gives up its user id (an nginx worker becoming www-data) or its root directory
+ * starts the monitor first, while it can still create its ring in a directory only the user it ran
+ * as may write to, and read the monitor's file: it is a server, about to accept connections anyway. */
+static void before_losing_access(void) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ARMED && !starting_here) start_monitor();
 }
 static int forward_setuid(uid_t user) {
-  before_user_change();
+  before_losing_access();
   return ((__typeof(setuid) *)next_of(SETUID))(user);
 }
 static int forward_seteuid(uid_t user) {
-  before_user_change();
+  before_losing_access();
   return ((__typeof(seteuid) *)next_of(SETEUID))(user);
 }
 static int forward_setreuid(uid_t real, uid_t effective) {
-  before_user_change();
+  before_losing_access();
   return ((__typeof(setreuid) *)next_of(SETREUID))(real, effective);
 }
 static int forward_setresuid(uid_t real, uid_t effective, uid_t saved) {
-  before_user_change();
+  before_losing_access();
   return ((__typeof(setresuid) *)next_of(SETRESUID))(real, effective, saved);
+}
+static int forward_chroot(const char *path) {
+  before_losing_access();
+  return ((__typeof(chroot) *)next_of(CHROOT))(path);
 }
 
 /* The exported names. */
@@ -171,3 +178,4 @@ extern __typeof(setuid) setuid __attribute__((alias("forward_setuid"), visibilit
 extern __typeof(seteuid) seteuid __attribute__((alias("forward_seteuid"), visibility("default")));
 extern __typeof(setreuid) setreuid __attribute__((alias("forward_setreuid"), visibility("default")));
 extern __typeof(setresuid) setresuid __attribute__((alias("forward_setresuid"), visibility("default")));
+extern __typeof(chroot) chroot __attribute__((alias("forward_chroot"), visibility("default")));

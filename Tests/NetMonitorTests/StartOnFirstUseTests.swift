@@ -31,7 +31,7 @@ extension InjectionTests {
     records.compactMap { record in if case .dns(let dns) = record { dns } else { nil } }
   }
 
-  @Test("libElfHookPreload.so needs libc alone and exports eight calls; the monitor beside it needs no libstdc++")
+  @Test("libElfHookPreload.so needs libc alone and exports nine calls; the monitor beside it needs no libstdc++")
   func preloadLibraryIsPlainC() throws {
     let (_, library) = try Self.products()
     let dynamic = try ProgramRun.run(["readelf", "-d", library])
@@ -44,7 +44,9 @@ extension InjectionTests {
         return fields.count == 3 && fields[1] == "T" ? String(fields[2]) : nil
       }
     #expect(
-      exported.sorted() == ["accept", "accept4", "connect", "getaddrinfo", "seteuid", "setresuid", "setreuid", "setuid"])
+      exported.sorted() == [
+        "accept", "accept4", "chroot", "connect", "getaddrinfo", "seteuid", "setresuid", "setreuid", "setuid",
+      ])
     let monitor = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent("libElfHookMonitor.so")
     let monitorDynamic = try ProgramRun.run(["readelf", "-d", monitor.path])
     #expect(monitorDynamic.status == 0, "the monitor is built beside it")
@@ -167,45 +169,50 @@ extension InjectionTests {
   }
 
   @Test(
-    "a process that gives up root before its first connection (an nginx worker) is still monitored",
+    "a process that gives up root or its root directory before its first connection (an nginx worker) is monitored",
     .enabled(if: geteuid() == 0, "needs root, to give it up"))
-  func userChangeBeforeTheFirstConnection() throws {
+  func accessLostBeforeTheFirstConnection() throws {
     let server = try LoopbackServer()
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    // The ring directory is root's alone (0755), as `elfhook run`'s is (0700).
-    let binary = try Self.compile(
-      """
-      #include <arpa/inet.h>
-      #include <stdio.h>
-      #include <string.h>
-      #include <sys/socket.h>
-      #include <unistd.h>
-      int main(void) {
-        if (setuid(65534) != 0) return 2;
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 1;
-        const char *request = "GET /bytes/4 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n";
-        if (write(fd, request, strlen(request)) <= 0) return 1;
-        char response[4096];
-        printf("%d\\n", read(fd, response, sizeof response) > 0);
-        close(fd);
-        return 0;
-      }
-      """, named: "gives-up-root", in: scratch)
     let (_, library) = try Self.products()
-    let run = try ProgramRun.run(
-      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring", binary.path])
-    #expect(run.status == 0 && run.stdout == Data("1\n".utf8), "\(run.stderr)")
-    #expect(run.stderr.isEmpty, "\(run.stderr)")
-    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains(".ring") }
-    let ring = try RecordRing(path: scratch.file(try #require(names.first)).path)
-    var records: [Transaction] = []
-    ring.drain(skippingUnfinished: true) { records.append($0) }
-    #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/4"])
-    #expect(Self.connectionRecords(records, port: server.port).count == 1)
+    // After setuid, the ring directory (root's alone, as `elfhook run`'s is) cannot be written to;
+    // after chroot, neither the directory nor the monitor's file can be reached.
+    for call in ["setuid(65534)", "chroot(\"/var/empty-elfhook-test\")"] {
+      let scratch = try Scratch()
+      defer { scratch.remove() }
+      try FileManager.default.createDirectory(atPath: "/var/empty-elfhook-test", withIntermediateDirectories: true)
+      defer { try? FileManager.default.removeItem(atPath: "/var/empty-elfhook-test") }
+      let binary = try Self.compile(
+        """
+        #include <arpa/inet.h>
+        #include <stdio.h>
+        #include <string.h>
+        #include <sys/socket.h>
+        #include <unistd.h>
+        int main(void) {
+          if (\(call) != 0) return 2;
+          int fd = socket(AF_INET, SOCK_STREAM, 0);
+          struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
+          inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+          if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 1;
+          const char *request = "GET /bytes/4 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n";
+          if (write(fd, request, strlen(request)) <= 0) return 1;
+          char response[4096];
+          printf("%d\\n", read(fd, response, sizeof response) > 0);
+          close(fd);
+          return 0;
+        }
+        """, named: "gives-up-access", in: scratch)
+      let run = try ProgramRun.run(
+        ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring", binary.path])
+      #expect(run.status == 0 && run.stdout == Data("1\n".utf8), "\(call): \(run.stderr)")
+      #expect(run.stderr.isEmpty, "\(call): \(run.stderr)")
+      let names = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains(".ring") }
+      let ring = try RecordRing(path: scratch.file(try #require(names.first, "\(call)")).path)
+      var records: [Transaction] = []
+      ring.drain(skippingUnfinished: true) { records.append($0) }
+      #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/4"], "\(call)")
+      #expect(Self.connectionRecords(records, port: server.port).count == 1, "\(call)")
+    }
   }
 
   @Test("ELFHOOK_DISABLE=1, or a bad variable: a program that looks up and connects runs unharmed, unrecorded")

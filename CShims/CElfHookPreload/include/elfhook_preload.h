@@ -10,7 +10,8 @@
  * engine rewrites the GOT slots of every image, and then goes through the monitor's hook: from then
  * on the process's calls reach the monitor's hooks through their GOT slots, never through here.
  * Lookups before that are recorded here, in C, without loading the monitor. A process that changes
- * its user id (setuid and family, also exported) starts the monitor just before. */
+ * its user id or its root directory (setuid and family, chroot: also exported) starts the monitor
+ * just before. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H
 
