@@ -28,7 +28,7 @@ private func resolved(
   startUnix: UInt64, nanoseconds: UInt64
 ) {
   let host = FixedText<128>(cString: node)
-  RawRecord.emit { record in
+  func describe(_ record: inout RawRecord) {
     record.kind = RawRecord.Kind.dns
     record.startUnixNanoseconds = startUnix
     record.durationNanoseconds = nanoseconds
@@ -51,5 +51,9 @@ private func resolved(
       }
       Resolutions.remember(address, host: host, lookupNanoseconds: nanoseconds)
     }
+  }
+  RawRecord.emit { record in
+    record.initialize(to: RawRecord())  // a rare record: cleared whole, then filled by name
+    describe(&record.pointee)
   }
 }
