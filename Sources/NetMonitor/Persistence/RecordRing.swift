@@ -73,7 +73,7 @@ public final class RecordRing {
     var position = first
     while position != end {
       if let slot = cnm_queue_published_slot(queue, position),
-        let transaction = slot.load(as: RawRecord.self).transaction(process: process)
+        let transaction = record(in: slot).transaction(process: process)
       {
         body(transaction)
       }
@@ -95,7 +95,7 @@ public final class RecordRing {
     var position = cnm_queue_read_position(queue)
     let end = cnm_queue_write_position(queue)
     while slots.count < limit, position != end, let slot = cnm_queue_published_slot(queue, position) {
-      slots.append(slot.load(as: RawRecord.self).transaction(process: process))
+      slots.append(record(in: slot).transaction(process: process))
       position &+= 1
     }
     return slots
@@ -114,6 +114,11 @@ public final class RecordRing {
     return released
   }
 
+  /// The record in a published slot, read in place.
+  private func record(in slot: UnsafeMutableRawPointer) -> UnsafePointer<RawRecord> {
+    UnsafePointer(slot.bindMemory(to: RawRecord.self, capacity: 1))
+  }
+
   /// Takes every published record out of the ring, oldest first, and hands it to `body`.
   ///
   /// A slot reserved but not yet published stops the drain: its producer is still writing it.
@@ -124,9 +129,10 @@ public final class RecordRing {
     var count = 0
     while true {
       if let slot = cnm_queue_peek(queue) {
-        let raw = slot.load(as: RawRecord.self)
+        // Read in place, then freed: the producer cannot reuse the slot before the release.
+        let transaction = record(in: slot).transaction(process: process)
         cnm_queue_release(queue)
-        if let transaction = raw.transaction(process: process) {
+        if let transaction {
           body(transaction)
           count += 1
         }
