@@ -20,18 +20,19 @@ extension HTTPHead {
   }
 }
 
-/// The same text views, decoded in place from a head in memory (a record ring's slot) without
-/// copying its text arrays first.
+/// The captured bytes of a head in memory (a record ring's slot), in place: each text up to its length.
 extension UnsafePointer where Pointee == HTTPHead {
-  var methodString: String { Self.string(pointer(to: \.method)!, Int(pointee.methodLength), HTTPHead.methodCapacity) }
-
-  var targetString: String { Self.string(pointer(to: \.target)!, Int(pointee.targetLength), HTTPHead.targetCapacity) }
-
-  var hostString: String? {
-    pointee.hostLength == 0 ? nil : Self.string(pointer(to: \.host)!, Int(pointee.hostLength), HTTPHead.hostCapacity)
+  var methodBytes: UnsafeRawBufferPointer {
+    Self.bytes(pointer(to: \.method)!, Int(pointee.methodLength), HTTPHead.methodCapacity)
   }
 
-  private static func string<Text>(_ text: UnsafePointer<Text>, _ length: Int, _ capacity: Int) -> String {
-    String(decoding: UnsafeRawBufferPointer(start: text, count: Swift.min(length, capacity)), as: UTF8.self)
+  var targetBytes: UnsafeRawBufferPointer {
+    Self.bytes(pointer(to: \.target)!, Int(pointee.targetLength), HTTPHead.targetCapacity)
+  }
+
+  var hostBytes: UnsafeRawBufferPointer { Self.bytes(pointer(to: \.host)!, Int(pointee.hostLength), HTTPHead.hostCapacity) }
+
+  private static func bytes<Text>(_ text: UnsafePointer<Text>, _ length: Int, _ capacity: Int) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(start: text, count: Swift.min(length, capacity))
   }
 }

@@ -29,6 +29,8 @@ public final class RecordRing {
   /// When the ring was created, in nanoseconds since the Unix epoch.
   public let createdUnixNs: UInt64
 
+  /// The text of the last record read: the next one often repeats it.
+  private var textCache = RecordTextCache()
   private let memory: UnsafeMutableRawPointer
   private let size: Int
   private var queue: OpaquePointer { cnm_ring_queue(memory).unsafelyUnwrapped }
@@ -73,7 +75,7 @@ public final class RecordRing {
     var position = first
     while position != end {
       if let slot = cnm_queue_published_slot(queue, position),
-        let transaction = record(in: slot).transaction(process: process)
+        let transaction = record(in: slot).transaction(process: process, cache: &textCache)
       {
         body(transaction)
       }
@@ -95,7 +97,7 @@ public final class RecordRing {
     var position = cnm_queue_read_position(queue)
     let end = cnm_queue_write_position(queue)
     while slots.count < limit, position != end, let slot = cnm_queue_published_slot(queue, position) {
-      slots.append(record(in: slot).transaction(process: process))
+      slots.append(record(in: slot).transaction(process: process, cache: &textCache))
       position &+= 1
     }
     return slots
@@ -130,7 +132,7 @@ public final class RecordRing {
     while true {
       if let slot = cnm_queue_peek(queue) {
         // Read in place, then freed: the producer cannot reuse the slot before the release.
-        let transaction = record(in: slot).transaction(process: process)
+        let transaction = record(in: slot).transaction(process: process, cache: &textCache)
         cnm_queue_release(queue)
         if let transaction {
           body(transaction)

@@ -2,18 +2,20 @@
 /// ``Transaction``s.
 extension RawRecord {
   func transaction(process: String) -> Transaction? {
-    withUnsafePointer(to: self) { $0.transaction(process: process) }
+    var cache = RecordTextCache()
+    return withUnsafePointer(to: self) { $0.transaction(process: process, cache: &cache) }
   }
 }
 
 /// The same, read in place (a ring's slot): the 1,616-byte record and its text fields are never
-/// copied whole, and text is decoded straight from the slot's bytes up to its length.
+/// copied whole, and text is decoded straight from the slot's bytes up to its length, or taken from
+/// `cache` when the previous record had the same bytes.
 extension UnsafePointer where Pointee == RawRecord {
-  func transaction(process: String) -> Transaction? {
+  func transaction(process: String, cache: inout RecordTextCache) -> Transaction? {
     switch pointee.kind {
     case RawRecord.Kind.dns: .dns(dnsRecord(process: process))
-    case RawRecord.Kind.connection: .connection(connectionRecord(process: process))
-    case RawRecord.Kind.http: .http(httpRecord(process: process))
+    case RawRecord.Kind.connection: .connection(connectionRecord(process: process, cache: &cache))
+    case RawRecord.Kind.http: .http(httpRecord(process: process, cache: &cache))
     default: nil
     }
   }
@@ -60,7 +62,7 @@ extension UnsafePointer where Pointee == RawRecord {
 
   private var peerPort: UInt16? { core.pointee.peer.isInternet ? core.pointee.peer.port : nil }
 
-  private func connectionRecord(process: String) -> ConnectionRecord {
+  private func connectionRecord(process: String, cache: inout RecordTextCache) -> ConnectionRecord {
     let core = core
     let isTLS = core.pointee.isTLS != 0
     let setup = setupMilliseconds
@@ -69,7 +71,7 @@ extension UnsafePointer where Pointee == RawRecord {
       durationMs: durationMilliseconds, id: core.pointee.id, role: role ?? .server,
       transport: core.pointee.transport == ConnectionCore.Transport.udp ? .udp : .tcp,
       host: core.pointee.host.isEmpty ? nil : core.pointee.host.string,
-      peerAddress: core.pointee.peer.text, peerPort: peerPort,
+      peerAddress: cache.peerText(core.pointee.peer), peerPort: peerPort,
       dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls, tlsVersion: tlsVersion,
       bytesSent: core.pointee.bytesSent, bytesReceived: core.pointee.bytesReceived,
       tlsBytesSent: isTLS ? core.pointee.tlsBytesSent : nil,
@@ -77,19 +79,20 @@ extension UnsafePointer where Pointee == RawRecord {
       httpExchanges: Int(core.pointee.httpExchanges), error: recordedError)
   }
 
-  private func httpRecord(process: String) -> HTTPRecord {
+  private func httpRecord(process: String, cache: inout RecordTextCache) -> HTTPRecord {
     let request = pointer(to: \.httpRequest)!
     let setup = pointee.httpReused ? (dns: nil, connect: nil, tls: nil) : setupMilliseconds
     let firstByte = pointee.httpFirstByteNanoseconds
     return HTTPRecord(
       pid: pointee.pid, process: process, startUnixNs: pointee.startUnixNanoseconds,
       durationMs: durationMilliseconds, connectionId: core.pointee.id,
-      scheme: core.pointee.isTLS != 0 ? .https : .http, method: request.methodString,
-      host: request.hostString, target: request.targetString,
+      scheme: core.pointee.isTLS != 0 ? .https : .http, method: cache.method(request.methodBytes),
+      host: request.pointee.hostLength == 0 ? nil : cache.host(request.hostBytes), target: cache.target(request.targetBytes),
       status: pointee.httpStatus == 0 ? nil : Int(pointee.httpStatus),
       ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
       requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,
-      reusedConnection: pointee.httpReused, role: role, peerAddress: core.pointee.peer.text, peerPort: peerPort,
+      reusedConnection: pointee.httpReused, role: role, peerAddress: cache.peerText(core.pointee.peer),
+      peerPort: peerPort,
       tlsVersion: tlsVersion, dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls)
   }
 
