@@ -54,11 +54,17 @@ struct TransactionSummary {
 
   mutating func add(_ transaction: Transaction) {
     records += 1
-    extendSpan(start: transaction.startUnixNs, durationMs: transaction.durationMs)
+    // One switch: each of `transaction`'s common accessors would copy the record out of the enum.
     switch transaction {
-    case .http(let http): add(http)
-    case .connection(let connection): add(connection)
-    case .dns(let lookup): add(lookup)
+    case .http(let http):
+      extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
+      add(http)
+    case .connection(let connection):
+      extendSpan(start: connection.startUnixNs, durationMs: connection.durationMs)
+      add(connection)
+    case .dns(let lookup):
+      extendSpan(start: lookup.startUnixNs, durationMs: lookup.durationMs)
+      add(lookup)
     }
   }
 
