@@ -18,6 +18,8 @@ final class RunSession {
   static let idleDrainMilliseconds = 20
   static let busyDrainMilliseconds = 5
   private var lastDrained = 0
+  /// The JSON lines of a drain (see `drain(final:)`).
+  private var lines: [UInt8] = []
 
   init(collector: RingCollector, outputFile: RecordOutputFile?, format: RunCommand.Format, live: Bool) {
     self.collector = collector
@@ -57,11 +59,14 @@ final class RunSession {
 
   /// A failure to write the output file is said once and ends the file, never the command: the
   /// command keeps running, and the summary still comes at the end.
+  ///
+  /// The JSON lines of one drain are written together, from one buffer kept for the next drain.
   private func drain(final: Bool) {
-    var lines = ""
+    lines.removeAll(keepingCapacity: true)
+    let writesLines = outputFile != nil || format == .jsonl
     lastDrained = collector.drain(final: final) { transaction in
       summary.add(transaction)
-      if outputFile != nil || format == .jsonl { lines += transaction.jsonLine() + "\n" }
+      if writesLines { transaction.appendJSONLine(to: &lines) }
     }
     guard !lines.isEmpty else { return }
     do {
@@ -70,7 +75,7 @@ final class RunSession {
       Terminal.say("\(error); records are no longer written to it")
       outputFile = nil
     }
-    if format == .jsonl { Terminal.write(lines) }
+    if format == .jsonl { Terminal.write(String(decoding: lines, as: UTF8.self)) }
   }
 
   private func refreshLiveView() {
