@@ -36,7 +36,7 @@ struct HostKey: Hashable, Comparable, CustomStringConvertible {
   /// `name:port`, with an IPv6 address in brackets (`[::1]:8080`).
   var description: String {
     guard let port else { return address }
-    return (address.contains(":") ? "[\(address)]" : address) + ":\(port)"
+    return (address.utf8.contains(UInt8(ascii: ":")) ? "[\(address)]" : address) + ":\(port)"
   }
 
   static func < (left: HostKey, right: HostKey) -> Bool {
