@@ -61,13 +61,21 @@ final class RunSession {
   /// command keeps running, and the summary still comes at the end.
   ///
   /// The JSON lines of one drain are written together, from one buffer kept for the next drain.
+  /// The summary and the buffer are taken out of the session for the drain: the closure updates
+  /// locals, not (with a checked access each time) the session's properties.
   private func drain(final: Bool) {
+    var summary = TransactionSummary()
+    swap(&summary, &self.summary)
+    var lines: [UInt8] = []
+    swap(&lines, &self.lines)
+    defer { swap(&lines, &self.lines) }
     lines.removeAll(keepingCapacity: true)
     let writesLines = outputFile != nil || format == .jsonl
     lastDrained = collector.drain(final: final) { transaction in
       summary.add(transaction)
       if writesLines { transaction.appendJSONLine(to: &lines) }
     }
+    swap(&summary, &self.summary)
     guard !lines.isEmpty else { return }
     do {
       try outputFile?.append(lines)

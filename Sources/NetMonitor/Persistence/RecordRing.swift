@@ -129,10 +129,14 @@ public final class RecordRing {
   @discardableResult
   public func drain(skippingUnfinished: Bool = false, _ body: (Transaction) -> Void) -> Int {
     var count = 0
+    // The cache is taken out for the drain: one checked access to the property, not one per record.
+    var cache = RecordTextCache()
+    swap(&cache, &textCache)
+    defer { swap(&cache, &textCache) }
     while true {
       if let slot = cnm_queue_peek(queue) {
         // Read in place, then freed: the producer cannot reuse the slot before the release.
-        let transaction = record(in: slot).transaction(process: process, cache: &textCache)
+        let transaction = record(in: slot).transaction(process: process, cache: &cache)
         cnm_queue_release(queue)
         if let transaction {
           body(transaction)
