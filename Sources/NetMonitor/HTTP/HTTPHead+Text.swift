@@ -30,9 +30,13 @@ extension UnsafePointer where Pointee == HTTPHead {
     Self.bytes(pointer(to: \.target)!, Int(pointee.targetLength), HTTPHead.targetCapacity)
   }
 
-  var hostBytes: UnsafeRawBufferPointer { Self.bytes(pointer(to: \.host)!, Int(pointee.hostLength), HTTPHead.hostCapacity) }
+  var hostBytes: UnsafeRawBufferPointer {
+    Self.bytes(pointer(to: \.host)!, Int(pointee.hostLength), HTTPHead.hostCapacity)
+  }
 
-  private static func bytes<Text>(_ text: UnsafePointer<Text>, _ length: Int, _ capacity: Int) -> UnsafeRawBufferPointer {
+  private static func bytes<Text>(
+    _ text: UnsafePointer<Text>, _ length: Int, _ capacity: Int
+  ) -> UnsafeRawBufferPointer {
     UnsafeRawBufferPointer(start: text, count: Swift.min(length, capacity))
   }
 }

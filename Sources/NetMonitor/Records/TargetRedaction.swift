@@ -57,7 +57,9 @@ public enum TargetRedaction {
       byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@")
     }
     // Most targets have none of the three: found out on the bytes in place, once per record.
-    guard utf8.withContiguousStorageIfAvailable({ $0.contains(where: mayHaveSecrets) }) ?? utf8.contains(where: mayHaveSecrets)
+    guard
+      utf8.withContiguousStorageIfAvailable({ $0.contains(where: mayHaveSecrets) })
+        ?? utf8.contains(where: mayHaveSecrets)
     else { return target }
 
     var result = ""
