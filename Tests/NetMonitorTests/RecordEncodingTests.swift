@@ -33,6 +33,20 @@ struct RecordEncodingTests {
     }
   }
 
+  @Test("appendJSONLine appends exactly jsonLine() and a newline, record after record, into one buffer")
+  func appendedLines() {
+    var rng = RecordRandom(seed: 0xB0FF)
+    let transactions = RecordSamples.all + (0..<200).map { _ in RecordSamples.randomTransaction(&rng) }
+    var buffer: [UInt8] = Array("kept\n".utf8)
+    var expected = "kept\n"
+    for transaction in transactions {
+      transaction.appendJSONLine(to: &buffer)
+      expected += transaction.jsonLine() + "\n"
+    }
+    #expect(String(decoding: buffer, as: UTF8.self) == expected)
+    #expect(transactions.allSatisfy { $0.jsonBytes(appendingNewline: true) == Array(($0.jsonLine() + "\n").utf8) })
+  }
+
   @Test("the exact line of each kind")
   func exactLines() {
     #expect(

@@ -23,21 +23,34 @@ struct EndpointKey: Hashable, CustomStringConvertible {
   /// The path of a request target: the origin form (`/a/b?q`) up to its query, or the path of an
   /// absolute form (`http://host/a/b?q`, what a client sends a proxy).
   ///
-  /// Scans UTF-8 bytes: it runs once per request record, for millions of them in a long run.
+  /// Scans UTF-8 bytes in place: it runs once per request record, for millions of them in a long
+  /// run. A target that is all path is returned as it is.
   static func path(of target: String) -> String {
-    let bytes = Array(target.utf8)
+    if let path = target.utf8.withContiguousStorageIfAvailable({ path(of: target, in: $0) }) { return path }
+    return Array(target.utf8).withUnsafeBufferPointer { path(of: target, in: $0) }
+  }
+
+  private static func path(of target: String, in bytes: UnsafeBufferPointer<UInt8>) -> String {
     var start = 0
-    if let scheme = firstIndex(of: Array("://".utf8), in: bytes) {
+    if let scheme = schemeSeparator(in: bytes) {
       let authority = scheme + 3
       guard let slash = bytes[authority...].firstIndex(of: UInt8(ascii: "/")) else { return "/" }
       start = slash
     }
     let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
-    return String(decoding: bytes[start..<end], as: UTF8.self)
+    if start == 0 && end == bytes.count { return target }
+    return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
   }
 
-  private static func firstIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
-    guard bytes.count >= needle.count else { return nil }
-    return (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
+  /// Where the first `://` starts.
+  private static func schemeSeparator(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    guard bytes.count >= 3 else { return nil }
+    for index in 0...(bytes.count - 3)
+    where bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")
+      && bytes[index + 2] == UInt8(ascii: "/")
+    {
+      return index
+    }
+    return nil
   }
 }

@@ -9,9 +9,12 @@ extension TransactionSummary {
     }
   }
 
-  /// Endpoints with the most requests first.
+  /// Endpoints with the most requests first, ties by name. Each name is made once, not at every
+  /// comparison (1,000 endpoints took 0.3 G instructions to sort that way).
   var busiestEndpoints: [(key: EndpointKey, value: RequestStats)] {
-    endpoints.sorted { ($0.value.requests, $1.key.description) > ($1.value.requests, $0.key.description) }
+    endpoints.map { (entry: $0, name: $0.key.description) }
+      .sorted { ($0.entry.value.requests, $1.name) > ($1.entry.value.requests, $0.name) }
+      .map(\.entry)
   }
 
   /// Names with the most lookups first.

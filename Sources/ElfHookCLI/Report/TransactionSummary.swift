@@ -15,9 +15,13 @@ struct TransactionSummary {
 
   /// Every HTTP request.
   private(set) var requests = RequestStats()
-  private(set) var hosts: [HostKey: HostStats] = [:]
+  var hosts: [HostKey: HostStats] { hostStats.dictionary }
   /// At most `maximumEndpoints` keys; later paths share one `otherPaths` row per method and host.
-  private(set) var endpoints: [EndpointKey: RequestStats] = [:]
+  var endpoints: [EndpointKey: RequestStats] { endpointStats.dictionary }
+  private var hostStats = KeyedStats<HostKey, HostStats>()
+  private var endpointStats = KeyedStats<EndpointKey, RequestStats>()
+  /// The `Host` header and scheme of the last http record, and the key made of them.
+  private var lastHost: (header: String?, scheme: HTTPScheme, key: HostKey)?
   /// Every `getaddrinfo` call.
   private(set) var dns = DNSStats()
   /// The calls for each name, lowercased.
@@ -50,23 +54,35 @@ struct TransactionSummary {
 
   mutating func add(_ transaction: Transaction) {
     records += 1
-    extendSpan(start: transaction.startUnixNs, durationMs: transaction.durationMs)
+    // One switch: each of `transaction`'s common accessors would copy the record out of the enum.
     switch transaction {
-    case .http(let http): add(http)
-    case .connection(let connection): add(connection)
-    case .dns(let lookup): add(lookup)
+    case .http(let http):
+      extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
+      add(http)
+    case .connection(let connection):
+      extendSpan(start: connection.startUnixNs, durationMs: connection.durationMs)
+      add(connection)
+    case .dns(let lookup):
+      extendSpan(start: lookup.startUnixNs, durationMs: lookup.durationMs)
+      add(lookup)
     }
   }
 
   private mutating func add(_ http: HTTPRecord) {
     requests.add(http)
-    let host = HostKey(http)
-    hosts[host, default: HostStats()].add(http)
+    let host: HostKey
+    if let lastHost, lastHost.header == http.host, lastHost.scheme == http.scheme {
+      host = lastHost.key
+    } else {
+      host = HostKey(http)
+      lastHost = (http.host, http.scheme, host)
+    }
+    hostStats.update(host, initial: HostStats()) { $0.add(http) }
     var endpoint = EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
-    if endpoints[endpoint] == nil && endpoints.count >= Self.maximumEndpoints {
+    if endpointStats.count >= Self.maximumEndpoints && !endpointStats.contains(endpoint) {
       endpoint.path = Self.otherPaths
     }
-    endpoints[endpoint, default: RequestStats()].add(http)
+    endpointStats.update(endpoint, initial: RequestStats()) { $0.add(http) }
     slowest.add(http)
   }
 
@@ -76,7 +92,7 @@ struct TransactionSummary {
     case .server: connectionsAccepted += 1
     }
     let host = HostKey(connection)
-    if let host { hosts[host, default: HostStats()].add(connection) }
+    if let host { hostStats.update(host, initial: HostStats()) { $0.add(connection) } }
     if let error = connection.error {
       failedConnections += 1
       let target = host?.description ?? connection.peerAddress ?? "(unknown peer)"

@@ -32,4 +32,10 @@ final class RecordOutputFile {
   func append(_ text: String) throws(CommandFailure) {
     if !writeAll(descriptor, text) { throw .input("cannot write \(path): \(String(cString: strerror(errno)))") }
   }
+
+  /// Appends `bytes` (whole lines), likewise.
+  func append(_ bytes: [UInt8]) throws(CommandFailure) {
+    let written = bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+    if !written { throw .input("cannot write \(path): \(String(cString: strerror(errno)))") }
+  }
 }

@@ -18,6 +18,8 @@ final class RunSession {
   static let idleDrainMilliseconds = 20
   static let busyDrainMilliseconds = 5
   private var lastDrained = 0
+  /// The JSON lines of a drain (see `drain(final:)`).
+  private var lines: [UInt8] = []
 
   init(collector: RingCollector, outputFile: RecordOutputFile?, format: RunCommand.Format, live: Bool) {
     self.collector = collector
@@ -57,12 +59,23 @@ final class RunSession {
 
   /// A failure to write the output file is said once and ends the file, never the command: the
   /// command keeps running, and the summary still comes at the end.
+  ///
+  /// The JSON lines of one drain are written together, from one buffer kept for the next drain.
+  /// The summary and the buffer are taken out of the session for the drain: the closure updates
+  /// locals, not (with a checked access each time) the session's properties.
   private func drain(final: Bool) {
-    var lines = ""
+    var summary = TransactionSummary()
+    swap(&summary, &self.summary)
+    var lines: [UInt8] = []
+    swap(&lines, &self.lines)
+    defer { swap(&lines, &self.lines) }
+    lines.removeAll(keepingCapacity: true)
+    let writesLines = outputFile != nil || format == .jsonl
     lastDrained = collector.drain(final: final) { transaction in
       summary.add(transaction)
-      if outputFile != nil || format == .jsonl { lines += transaction.jsonLine() + "\n" }
+      if writesLines { transaction.appendJSONLine(to: &lines) }
     }
+    swap(&summary, &self.summary)
     guard !lines.isEmpty else { return }
     do {
       try outputFile?.append(lines)
@@ -70,7 +83,7 @@ final class RunSession {
       Terminal.say("\(error); records are no longer written to it")
       outputFile = nil
     }
-    if format == .jsonl { Terminal.write(lines) }
+    if format == .jsonl { Terminal.write(String(decoding: lines, as: UTF8.self)) }
   }
 
   private func refreshLiveView() {

@@ -19,3 +19,24 @@ extension HTTPHead {
     }
   }
 }
+
+/// The captured bytes of a head in memory (a record ring's slot), in place: each text up to its length.
+extension UnsafePointer where Pointee == HTTPHead {
+  var methodBytes: UnsafeRawBufferPointer {
+    Self.bytes(pointer(to: \.method)!, Int(pointee.methodLength), HTTPHead.methodCapacity)
+  }
+
+  var targetBytes: UnsafeRawBufferPointer {
+    Self.bytes(pointer(to: \.target)!, Int(pointee.targetLength), HTTPHead.targetCapacity)
+  }
+
+  var hostBytes: UnsafeRawBufferPointer {
+    Self.bytes(pointer(to: \.host)!, Int(pointee.hostLength), HTTPHead.hostCapacity)
+  }
+
+  private static func bytes<Text>(
+    _ text: UnsafePointer<Text>, _ length: Int, _ capacity: Int
+  ) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(start: text, count: Swift.min(length, capacity))
+  }
+}

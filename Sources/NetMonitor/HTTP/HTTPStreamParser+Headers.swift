@@ -91,6 +91,8 @@ extension HTTPStreamParser {
   @inline(__always)
   mutating func beginFieldValue(_ field: HeaderField) {
     self.field = field == .host && (head.hostLength > 0 || head.hostTruncated) ? .other : field
+    // The rest is the state of a value that is parsed; the value of any other header reads none of it.
+    guard self.field != .other else { return }
     scratchLength = 0
     number = 0
     matchIndex = 0

@@ -129,7 +129,7 @@ public struct HTTPStreamParser: Sendable {
         guard plausible else { return giveUp(onEvent: onEvent) }
         beginMessage(kind)
         segmentStart = index
-        onEvent(.messageStarted, head)
+        report(.messageStarted, to: onEvent)
       case .contentBody, .chunkData:
         let taken = min(UInt64(count &- index), remaining)
         remaining &-= taken
@@ -185,8 +185,8 @@ public struct HTTPStreamParser: Sendable {
   public mutating func finish(onEvent: HTTPStreamEventHandler) {
     switch phase {
     case .idle, .gaveUp, .tunnel: break
-    case .untilClose: onEvent(.messageComplete(totalBytes: messageBytes), head)
-    default: onEvent(.messageIncomplete(totalBytes: messageBytes), head)
+    case .untilClose: report(.messageComplete(totalBytes: messageBytes), to: onEvent)
+    default: report(.messageIncomplete(totalBytes: messageBytes), to: onEvent)
     }
     self = HTTPStreamParser()
   }
@@ -228,12 +228,20 @@ public struct HTTPStreamParser: Sendable {
     messageBytes = 0
     segmentStart = index
     phase = .idle
-    onEvent(.messageComplete(totalBytes: total), head)
+    report(.messageComplete(totalBytes: total), to: onEvent)
+  }
+
+  /// Hands `event` and the head to `onEvent`, through a pointer to the head in place: passing the
+  /// stored `head` of the `inout` parser as the argument made the compiler copy its ~800 bytes for
+  /// every event (callgrind: some 700 instructions of `memcpy` per exchange in nginx).
+  @inline(__always)
+  mutating func report(_ event: HTTPStreamEvent, to onEvent: HTTPStreamEventHandler) {
+    withUnsafeMutablePointer(to: &head) { head in onEvent(event, head.pointee) }
   }
 
   mutating func giveUp(onEvent: HTTPStreamEventHandler) {
     phase = .gaveUp
-    onEvent(.gaveUp, head)
+    report(.gaveUp, to: onEvent)
   }
 
   /// Decides the body framing once the head is complete (RFC 9112 §6.3), reports the head, and moves on
@@ -270,13 +278,13 @@ public struct HTTPStreamParser: Sendable {
       }
     }
     head.bodyFraming = framing
-    onEvent(.headComplete, head)
+    report(.headComplete, to: onEvent)
     switch framing {
     case .none:
       completeMessage(at: index, segmentStart: &segmentStart, onEvent: onEvent)
       if switchesProtocols {
         phase = .tunnel
-        onEvent(.switchedProtocols, head)
+        report(.switchedProtocols, to: onEvent)
       }
     case .contentLength:
       if head.contentLengthValue == 0 {

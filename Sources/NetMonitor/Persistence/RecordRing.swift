@@ -29,6 +29,8 @@ public final class RecordRing {
   /// When the ring was created, in nanoseconds since the Unix epoch.
   public let createdUnixNs: UInt64
 
+  /// The text of the last record read: the next one often repeats it.
+  private var textCache = RecordTextCache()
   private let memory: UnsafeMutableRawPointer
   private let size: Int
   private var queue: OpaquePointer { cnm_ring_queue(memory).unsafelyUnwrapped }
@@ -73,7 +75,7 @@ public final class RecordRing {
     var position = first
     while position != end {
       if let slot = cnm_queue_published_slot(queue, position),
-        let transaction = RawRecord.transaction(at: slot, process: process)
+        let transaction = RawRecord.transaction(at: slot, process: process, cache: &textCache)
       {
         body(transaction)
       }
@@ -95,7 +97,7 @@ public final class RecordRing {
     var position = cnm_queue_read_position(queue)
     let end = cnm_queue_write_position(queue)
     while slots.count < limit, position != end, let slot = cnm_queue_published_slot(queue, position) {
-      slots.append(RawRecord.transaction(at: slot, process: process))
+      slots.append(RawRecord.transaction(at: slot, process: process, cache: &textCache))
       position &+= 1
     }
     return slots
@@ -122,9 +124,14 @@ public final class RecordRing {
   @discardableResult
   public func drain(skippingUnfinished: Bool = false, _ body: (Transaction) -> Void) -> Int {
     var count = 0
+    // The cache is taken out for the drain: one checked access to the property, not one per record.
+    var cache = RecordTextCache()
+    swap(&cache, &textCache)
+    defer { swap(&cache, &textCache) }
     while true {
       if let slot = cnm_queue_peek(queue) {
-        let transaction = RawRecord.transaction(at: slot, process: process)
+        // Read in place, then freed: the producer cannot reuse the slot before the release.
+        let transaction = RawRecord.transaction(at: slot, process: process, cache: &cache)
         cnm_queue_release(queue)
         if let transaction {
           body(transaction)

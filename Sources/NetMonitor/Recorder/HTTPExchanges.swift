@@ -42,7 +42,9 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   func requestBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
     guard !pointee.requests.hasGivenUp else { return }
     let parser = pointer(to: \.requests)!
-    parser.pointee.feed(bytes, as: .requests) { event, head in
+    // The head the events come with is the parser's own: read in place, never copied whole.
+    let head = UnsafePointer(parser.pointer(to: \.head)!)
+    parser.pointee.feed(bytes, as: .requests) { event, _ in
       requestEvent(event, head: head, now: now)
     }
   }
@@ -52,15 +54,19 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   func responseBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
     guard !pointee.responses.hasGivenUp else { return }
     let parser = pointer(to: \.responses)!
-    parser.pointee.feed(bytes, as: .responses) { event, head in
-      responseEvent(event, status: head.status, now: now, context: context)
+    let head = UnsafePointer(parser.pointer(to: \.head)!)
+    parser.pointee.feed(bytes, as: .responses) { event, _ in
+      responseEvent(event, status: head.pointee.status, now: now, context: context)
     }
   }
 
   /// The connection closed: a close-delimited response ends here.
   func finish(now: UInt64, context: ExchangeContext) {
     let parser = pointer(to: \.responses)!
-    parser.pointee.finish { event, head in responseEvent(event, status: head.status, now: now, context: context) }
+    let head = UnsafePointer(parser.pointer(to: \.head)!)
+    parser.pointee.finish { event, _ in
+      responseEvent(event, status: head.pointee.status, now: now, context: context)
+    }
   }
 
   private var newestIndex: Int? {
@@ -71,22 +77,27 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     UnsafeMutableRawPointer(pointer(to: \.pending)!).assumingMemoryBound(to: PendingExchange.self) + index
   }
 
-  private func requestEvent(_ event: HTTPStreamEvent, head: borrowing HTTPHead, now: UInt64) {
+  private func requestEvent(_ event: HTTPStreamEvent, head: UnsafePointer<HTTPHead>, now: UInt64) {
     switch event {
     case .messageStarted:
       if pointee.count == HTTPExchanges.pendingCapacity {  // more in flight than tracked: forget the oldest
         pointee.oldest = (pointee.oldest + 1) % HTTPExchanges.pendingCapacity
         pointee.count -= 1
       }
+      // Field by field: assigning a fresh `PendingExchange()` would write all its ~850 bytes; the
+      // request's text bytes past their (now zero) lengths are never read.
       let exchange = pending((pointee.oldest + pointee.count) % HTTPExchanges.pendingCapacity)
-      exchange.pointee = PendingExchange()
-      exchange.pointee.start = now
       exchange.pointee.startUnixNanoseconds = MonotonicClock.unixNow()
+      exchange.pointee.start = now
+      exchange.pointee.firstResponseByte = 0
+      exchange.pointee.request.clearScalars()
+      exchange.pointee.requestBytes = 0
+      exchange.pointee.informationalBytes = 0
       pointee.count += 1
     case .headComplete:
       if let index = newestIndex {
-        pending(index).pointee.request = copy head
-        pointee.responses.expectResponse(to: head.requestKind)
+        HTTPHead.copyReadableBytes(from: head, to: pending(index).pointer(to: \.request)!)
+        pointee.responses.expectResponse(to: head.pointee.requestKind)
       }
     case .messageComplete(let total), .messageIncomplete(let total):
       if let index = newestIndex { pending(index).pointee.requestBytes = total }
@@ -117,19 +128,19 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.count -= 1
       let reused = pointee.completed > 0
       pointee.completed &+= 1
-      RawRecord.emit { record in
-        record.kind = RawRecord.Kind.http
-        record.startUnixNanoseconds = exchange.pointee.startUnixNanoseconds
-        record.durationNanoseconds = now &- exchange.pointee.start
-        record.core = context.core.pointee
-        record.core.isTLS = context.isTLS ? 1 : 0
-        record.httpRequest = exchange.pointee.request
-        record.httpStatus = status
-        record.httpFirstByteNanoseconds =
+      RawRecord.emit { record in  // every field an http record reads (see `RawRecord.emit`)
+        record.pointee.kind = RawRecord.Kind.http
+        record.pointee.startUnixNanoseconds = exchange.pointee.startUnixNanoseconds
+        record.pointee.durationNanoseconds = now &- exchange.pointee.start
+        record.pointer(to: \.core)!.update(from: context.core, count: 1)
+        record.pointee.core.isTLS = context.isTLS ? 1 : 0
+        HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)
+        record.pointee.httpStatus = status
+        record.pointee.httpFirstByteNanoseconds =
           exchange.pointee.firstResponseByte == 0 ? 0 : exchange.pointee.firstResponseByte &- exchange.pointee.start &+ 1
-        record.httpRequestBytes = exchange.pointee.requestBytes
-        record.httpResponseBytes = exchange.pointee.informationalBytes &+ total
-        record.httpReused = reused
+        record.pointee.httpRequestBytes = exchange.pointee.requestBytes
+        record.pointee.httpResponseBytes = exchange.pointee.informationalBytes &+ total
+        record.pointee.httpReused = reused
       }
     }
   }

@@ -41,15 +41,43 @@ struct PeerAddress: BitwiseCopyable {
     return true
   }
 
-  /// "127.0.0.1", "::1". The corresponding C function is `inet_ntop`. Recorder thread only.
+  /// "127.0.0.1", "::1", as `inet_ntop` writes them. Recorder thread only.
   var text: String? {
     guard isInternet else { return nil }
+    if family == UInt16(AF_INET) { return ipv4Text }
     var copy = bytes
-    var output = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-    let converted = withUnsafeBytes(of: &copy) { raw in
-      inet_ntop(Int32(family), raw.baseAddress, &output, socklen_t(output.count))
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { output in
+      let converted = withUnsafeBytes(of: &copy) { raw in
+        inet_ntop(Int32(family), raw.baseAddress, output.baseAddress, socklen_t(output.count))
+      }
+      guard converted != nil else { return nil }
+      return String(cString: output.baseAddress!)
     }
-    guard converted != nil else { return nil }
-    return output.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+  }
+
+  /// Dotted decimal written by hand: `inet_ntop` formats IPv4 with `sprintf`, which was a third of
+  /// what a consumer spent on an http record.
+  private var ipv4Text: String {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { output in
+      var length = 0
+      for index in 0..<4 {
+        if index > 0 {
+          output[length] = UInt8(ascii: ".")
+          length += 1
+        }
+        let octet = bytes[index]
+        if octet >= 100 {
+          output[length] = UInt8(ascii: "0") + octet / 100
+          length += 1
+        }
+        if octet >= 10 {
+          output[length] = UInt8(ascii: "0") + octet / 10 % 10
+          length += 1
+        }
+        output[length] = UInt8(ascii: "0") + octet % 10
+        length += 1
+      }
+      return String(decoding: UnsafeBufferPointer(rebasing: output[..<length]), as: UTF8.self)
+    }
   }
 }

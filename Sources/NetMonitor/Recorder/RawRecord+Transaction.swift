@@ -1,78 +1,106 @@
 import CNetMonitor
 
-/// Assembly: the recorder thread turns the POD records the hooks queued into ``Transaction``s.
+/// Assembly: the recorder thread (or a ring's consumer) turns the POD records the hooks queued into
+/// ``Transaction``s.
 extension RawRecord {
-  /// The record in a queue or ring slot, of whichever kind; nil for bytes that are no record.
-  static func transaction(at slot: UnsafeRawPointer, process: String) -> Transaction? {
+  /// The record in a queue or ring slot, of whichever kind, read in place; nil for bytes that are
+  /// no record. Text is taken from `cache` when the previous record had the same bytes.
+  static func transaction(at slot: UnsafeRawPointer, process: String, cache: inout RecordTextCache) -> Transaction? {
     switch slot.load(as: UInt8.self) {
     case Kind.dns: .dns(slot.load(as: cnm_dns_record.self).dnsRecord(process: process))
-    case Kind.connection, Kind.http: slot.load(as: RawRecord.self).transaction(process: process)
+    case Kind.connection, Kind.http:
+      UnsafePointer(slot.bindMemory(to: RawRecord.self, capacity: 1)).transaction(process: process, cache: &cache)
     default: nil
     }
   }
 
-  private func transaction(process: String) -> Transaction? {
-    switch kind {
-    case Kind.connection: .connection(connectionRecord(process: process))
-    case Kind.http: .http(httpRecord(process: process))
+  /// The same, without a cache (one record).
+  static func transaction(at slot: UnsafeRawPointer, process: String) -> Transaction? {
+    var cache = RecordTextCache()
+    return transaction(at: slot, process: process, cache: &cache)
+  }
+}
+
+/// A connection or http record, read in place (a ring's slot): the 1,616-byte record and its text
+/// fields are never copied whole, and text is decoded straight from the slot's bytes up to its
+/// length, or taken from `cache` when the previous record had the same bytes.
+extension UnsafePointer where Pointee == RawRecord {
+  fileprivate func transaction(process: String, cache: inout RecordTextCache) -> Transaction? {
+    switch pointee.kind {
+    case RawRecord.Kind.connection: .connection(connectionRecord(process: process, cache: &cache))
+    case RawRecord.Kind.http: .http(httpRecord(process: process, cache: &cache))
     default: nil
     }
   }
 
-  private var durationMilliseconds: Double { Double(durationNanoseconds) / 1_000_000 }
+  private var durationMilliseconds: Double { Double(pointee.durationNanoseconds) / 1_000_000 }
+
+  private var core: UnsafePointer<ConnectionCore> { pointer(to: \.core)! }
 
   /// The connection's setup phases, in milliseconds; `nil` for a phase it did not go through.
   private var setupMilliseconds: (dns: Double?, connect: Double?, tls: Double?) {
+    let core = core
     let connect: Double? =
-      core.role == ConnectionCore.Role.client && core.connectEnd != 0
-      ? MonotonicClock.milliseconds(from: core.connectStart, to: core.connectEnd) : nil
+      core.pointee.role == ConnectionCore.Role.client && core.pointee.connectEnd != 0
+      ? MonotonicClock.milliseconds(from: core.pointee.connectStart, to: core.pointee.connectEnd) : nil
     let tls: Double? =
-      core.isTLS != 0 && core.tlsStart != 0 && core.tlsEnd != 0
-      ? MonotonicClock.milliseconds(from: core.tlsStart, to: core.tlsEnd) : nil
-    return (core.hasDNS != 0 ? Double(core.dnsNanoseconds) / 1_000_000 : nil, connect, tls)
+      core.pointee.isTLS != 0 && core.pointee.tlsStart != 0 && core.pointee.tlsEnd != 0
+      ? MonotonicClock.milliseconds(from: core.pointee.tlsStart, to: core.pointee.tlsEnd) : nil
+    return (core.pointee.hasDNS != 0 ? Double(core.pointee.dnsNanoseconds) / 1_000_000 : nil, connect, tls)
   }
 
   private var role: ConnectionRole? {
-    switch core.role {
+    switch core.pointee.role {
     case ConnectionCore.Role.client: .client
     case ConnectionCore.Role.server: .server
     default: nil
     }
   }
 
-  private var tlsVersion: String? { core.isTLS != 0 && !core.tlsVersion.isEmpty ? core.tlsVersion.string : nil }
-
-  private func connectionRecord(process: String) -> ConnectionRecord {
-    let isTLS = core.isTLS != 0
-    let setup = setupMilliseconds
-    return ConnectionRecord(
-      pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
-      id: core.id, role: role ?? .server,
-      transport: core.transport == ConnectionCore.Transport.udp ? .udp : .tcp,
-      host: core.host.isEmpty ? nil : core.host.string,
-      peerAddress: core.peer.text, peerPort: core.peer.isInternet ? core.peer.port : nil,
-      dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls, tlsVersion: tlsVersion,
-      bytesSent: core.bytesSent, bytesReceived: core.bytesReceived,
-      tlsBytesSent: isTLS ? core.tlsBytesSent : nil, tlsBytesReceived: isTLS ? core.tlsBytesReceived : nil,
-      httpExchanges: Int(core.httpExchanges), error: recordedError)
+  private var tlsVersion: String? {
+    core.pointee.isTLS != 0 && !core.pointee.tlsVersion.isEmpty ? core.pointee.tlsVersion.string : nil
   }
 
-  private func httpRecord(process: String) -> HTTPRecord {
-    let setup = httpReused ? (dns: nil, connect: nil, tls: nil) : setupMilliseconds
+  private var peerPort: UInt16? { core.pointee.peer.isInternet ? core.pointee.peer.port : nil }
+
+  private func connectionRecord(process: String, cache: inout RecordTextCache) -> ConnectionRecord {
+    let core = core
+    let isTLS = core.pointee.isTLS != 0
+    let setup = setupMilliseconds
+    return ConnectionRecord(
+      pid: pointee.pid, process: process, startUnixNs: pointee.startUnixNanoseconds,
+      durationMs: durationMilliseconds, id: core.pointee.id, role: role ?? .server,
+      transport: core.pointee.transport == ConnectionCore.Transport.udp ? .udp : .tcp,
+      host: core.pointee.host.isEmpty ? nil : core.pointee.host.string,
+      peerAddress: cache.peerText(core.pointee.peer), peerPort: peerPort,
+      dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls, tlsVersion: tlsVersion,
+      bytesSent: core.pointee.bytesSent, bytesReceived: core.pointee.bytesReceived,
+      tlsBytesSent: isTLS ? core.pointee.tlsBytesSent : nil,
+      tlsBytesReceived: isTLS ? core.pointee.tlsBytesReceived : nil,
+      httpExchanges: Int(core.pointee.httpExchanges), error: recordedError)
+  }
+
+  private func httpRecord(process: String, cache: inout RecordTextCache) -> HTTPRecord {
+    let request = pointer(to: \.httpRequest)!
+    let setup = pointee.httpReused ? (dns: nil, connect: nil, tls: nil) : setupMilliseconds
+    let firstByte = pointee.httpFirstByteNanoseconds
     return HTTPRecord(
-      pid: pid, process: process, startUnixNs: startUnixNanoseconds, durationMs: durationMilliseconds,
-      connectionId: core.id, scheme: core.isTLS != 0 ? .https : .http, method: httpRequest.methodString,
-      host: httpRequest.hostString, target: httpRequest.targetString,
-      status: httpStatus == 0 ? nil : Int(httpStatus),
-      ttfbMs: httpFirstByteNanoseconds == 0 ? nil : Double(httpFirstByteNanoseconds - 1) / 1_000_000,
-      requestBytes: httpRequestBytes, responseBytes: httpResponseBytes, reusedConnection: httpReused,
-      role: role, peerAddress: core.peer.text, peerPort: core.peer.isInternet ? core.peer.port : nil,
+      pid: pointee.pid, process: process, startUnixNs: pointee.startUnixNanoseconds,
+      durationMs: durationMilliseconds, connectionId: core.pointee.id,
+      scheme: core.pointee.isTLS != 0 ? .https : .http, method: cache.method(request.methodBytes),
+      host: request.pointee.hostLength == 0 ? nil : cache.host(request.hostBytes),
+      target: cache.target(request.targetBytes),
+      status: pointee.httpStatus == 0 ? nil : Int(pointee.httpStatus),
+      ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
+      requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,
+      reusedConnection: pointee.httpReused, role: role, peerAddress: cache.peerText(core.pointee.peer),
+      peerPort: peerPort,
       tlsVersion: tlsVersion, dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls)
   }
 
   private var recordedError: RecordedError? {
-    guard let call = HookedCall(rawValue: core.errorCall), call != .none else { return nil }
-    if call == .sslHandshake { return .ssl(core.errorCode, call: call.name) }
-    return .errno(core.errorCode, call: call.name)
+    guard let call = HookedCall(rawValue: core.pointee.errorCall), call != .none else { return nil }
+    if call == .sslHandshake { return .ssl(core.pointee.errorCode, call: call.name) }
+    return .errno(core.pointee.errorCode, call: call.name)
   }
 }

@@ -186,12 +186,12 @@ enum Traffic {
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
     slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
     slot.pointee.core.isTLS = slot.pointee.head.is_tls
-    let core = slot.pointee.core
-    RawRecord.emit { record in
-      record.kind = RawRecord.Kind.connection
-      record.startUnixNanoseconds = core.startUnixNanoseconds
-      record.durationNanoseconds = end &- core.startNanoseconds
-      record.core = core
+    let core = UnsafePointer(slot.pointer(to: \.core)!)
+    RawRecord.emit { record in  // every field a connection record reads (see `RawRecord.emit`)
+      record.pointee.kind = RawRecord.Kind.connection
+      record.pointee.startUnixNanoseconds = core.pointee.startUnixNanoseconds
+      record.pointee.durationNanoseconds = end &- core.pointee.startNanoseconds
+      record.pointer(to: \.core)!.update(from: core, count: 1)
     }
   }
 }

@@ -14,6 +14,18 @@ struct JSONWriter {
     bytes.reserveCapacity(capacity)
   }
 
+  /// A writer that appends to the bytes of `buffer`, which it takes over (leaving `buffer` empty)
+  /// until ``finish(into:)`` hands them back: one buffer for many records.
+  init(appendingTo buffer: inout [UInt8]) {
+    bytes = []
+    swap(&bytes, &buffer)
+  }
+
+  /// Hands the bytes back to the buffer given to ``init(appendingTo:)``.
+  mutating func finish(into buffer: inout [UInt8]) {
+    swap(&bytes, &buffer)
+  }
+
   mutating func beginObject() {
     bytes.append(UInt8(ascii: "{"))
     needsComma = false
@@ -26,11 +38,20 @@ struct JSONWriter {
 
   /// Writes `,"key":` (or `"key":` for the first field). Keys are static snake_case ASCII.
   mutating func key(_ key: StaticString) {
-    if needsComma { bytes.append(UInt8(ascii: ",")) }
-    bytes.append(UInt8(ascii: "\""))
-    key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    bytes.append(UInt8(ascii: "\""))
-    bytes.append(UInt8(ascii: ":"))
+    // Assembled on the stack and appended at once: an append per byte cost more than the key.
+    let comma = needsComma ? 1 : 0
+    let count = comma + key.utf8CodeUnitCount + 3
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { text in
+      if comma == 1 { text[0] = UInt8(ascii: ",") }
+      text[comma] = UInt8(ascii: "\"")
+      key.withUTF8Buffer { name in
+        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(text)[(comma + 1)...])
+          .copyMemory(from: UnsafeRawBufferPointer(name))
+      }
+      text[count - 2] = UInt8(ascii: "\"")
+      text[count - 1] = UInt8(ascii: ":")
+      bytes.append(contentsOf: UnsafeBufferPointer(text))
+    }
     needsComma = false
   }
 
@@ -133,14 +154,17 @@ struct JSONWriter {
       bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
       return
     }
-    // Least significant digit first, then reversed in place: no temporary String.
-    let start = bytes.count
-    var rest = value
-    while rest > 0 {
-      bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10))
-      rest /= 10
+    // Least significant digit first, from the end of a stack buffer: no temporary String or array.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+      var start = digits.count
+      var rest = value
+      while rest > 0 {
+        start -= 1
+        digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+        rest /= 10
+      }
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
     }
-    bytes[start...].reverse()
   }
 
   private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -53,10 +53,13 @@ public enum TargetRedaction {
   ///   (`http://host/path?query`), or anything else (kept apart from its query and fragment).
   public static func redact(_ target: String) -> String {
     let utf8 = target.utf8
+    let mayHaveSecrets = { (byte: UInt8) in
+      byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@")
+    }
+    // Most targets have none of the three: found out on the bytes in place, once per record.
     guard
-      utf8.contains(where: {
-        $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@")
-      })
+      utf8.withContiguousStorageIfAvailable({ $0.contains(where: mayHaveSecrets) })
+        ?? utf8.contains(where: mayHaveSecrets)
     else { return target }
 
     var result = ""

@@ -12,7 +12,21 @@ extension Transaction {
 
   /// The record's UTF-8 bytes, optionally with the terminating `\n`: what `JSONLinesSink` writes.
   func jsonBytes(appendingNewline: Bool) -> [UInt8] {
-    var writer = JSONWriter()
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(384)
+    appendJSON(to: &bytes, newline: appendingNewline)
+    return bytes
+  }
+
+  /// Appends the record's line (``jsonLine()``) and its `\n` to `buffer`: what a consumer that
+  /// writes many records at once uses, with one buffer for all of them.
+  public func appendJSONLine(to buffer: inout [UInt8]) {
+    appendJSON(to: &buffer, newline: true)
+  }
+
+  private func appendJSON(to buffer: inout [UInt8], newline: Bool) {
+    var writer = JSONWriter(appendingTo: &buffer)
+    defer { writer.finish(into: &buffer) }
     writer.beginObject()
     switch self {
     case .dns(let record):
@@ -76,8 +90,7 @@ extension Transaction {
         record.peerAddress, record.peerPort, record.dnsMs, record.connectMs, record.tlsMs, record.tlsVersion)
     }
     writer.endObject()
-    if appendingNewline { writer.newline() }
-    return writer.bytes
+    if newline { writer.newline() }
   }
 }
 

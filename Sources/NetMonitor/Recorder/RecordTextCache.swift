@@ -1,0 +1,46 @@
+import Glibc
+
+/// The text of the last record a consumer decoded: a server's records repeat their method, target,
+/// `Host` and peer address, and the next record with the same bytes reuses the strings instead of
+/// decoding, validating (and for the peer, formatting) them again. One per record stream (a ring).
+struct RecordTextCache {
+  private var method = Entry()
+  private var target = Entry()
+  private var host = Entry()
+  private var peer = PeerAddress()
+  private var peerText: String?
+
+  init() {}
+
+  mutating func method(_ bytes: UnsafeRawBufferPointer) -> String { method.string(for: bytes) }
+  mutating func target(_ bytes: UnsafeRawBufferPointer) -> String { target.string(for: bytes) }
+  mutating func host(_ bytes: UnsafeRawBufferPointer) -> String { host.string(for: bytes) }
+
+  /// `address.text`, or the text of the same address (family and bytes) last time.
+  mutating func peerText(_ address: PeerAddress) -> String? {
+    if address.isInternet, address.sameHost(as: peer) { return peerText }
+    peer = address
+    peerText = address.text
+    return peerText
+  }
+
+  /// One text field: its last bytes (when short: kept inline, nothing allocated) and their string.
+  private struct Entry {
+    static let capacity = 32
+    var bytes = InlineArray<32, UInt8>(repeating: 0)
+    var count = -1
+    var string = ""
+
+    mutating func string(for text: UnsafeRawBufferPointer) -> String {
+      guard text.count <= Self.capacity else { return String(decoding: text, as: UTF8.self) }
+      let same =
+        count == text.count
+        && (text.isEmpty || withUnsafeBytes(of: &bytes) { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 })
+      if same { return string }
+      withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: text) }
+      count = text.count
+      string = String(decoding: text, as: UTF8.self)
+      return string
+    }
+  }
+}
