@@ -64,10 +64,12 @@ let package = Package(
       name: "NetMonitorMetrics",
       dependencies: ["NetMonitor", .product(name: "CoreMetrics", package: "swift-metrics")]
     ),
+    // `elfhook run`'s prctl (variadic in C, so not callable from Swift).
+    .target(name: "CProcessControl", path: "CShims/CProcessControl"),
     .target(
       name: "ElfHookCLI",
       dependencies: [
-        "ElfHook", "ElfFileReader", "NetMonitor", "NetMonitorMetrics", "OTLPProto",
+        "ElfHook", "ElfFileReader", "NetMonitor", "NetMonitorMetrics", "OTLPProto", "CProcessControl",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -280,6 +280,21 @@ struct InjectionTests {
     #expect(Self.connectionRecords(records, port: server.port).count == 20)
   }
 
+  @Test("a process the command leaves running in the background is waited for, and its records merged")
+  func backgroundDescendant() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
+    // sh exits at once, exit 3; its background child connects 0.3 s later, orphaned.
+    let script = "(sleep 0.3; curl -s -o /dev/null http://127.0.0.1:\(server.port)/bytes/5) & exit 3"
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", "sh", "-c", script])
+    #expect(run.status == 3, "the command's status, not the leftover's: \(run.stderr)")
+    #expect(Self.httpRecords(try Self.records(in: output), port: server.port).map(\.target) == ["/bytes/5"])
+    #expect(run.stderr.contains("waiting for the processes it left running"))
+  }
+
   @Test("a forked child records into a ring of its own, without the parent's connections")
   func forkedChild() throws {
     let (elfhook, _) = try Self.products()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CProcessControl
 import Foundation
 import NetMonitor
 
@@ -13,7 +14,12 @@ struct RunCommand: ParsableCommand {
       are its own, and elfhook exits with its exit status (128 + N when signal N killed it, as a \
       shell reports it). SIGTERM, SIGHUP and a SIGINT sent to elfhook by another process are passed \
       on to it. Children it forks and programs it executes are monitored too, each into a record \
-      file of its own, until COMMAND exits.
+      file of its own. Processes COMMAND leaves running in the background are waited for after it \
+      exits, and their records merged, until a SIGINT or SIGTERM ends the wait.
+
+      The injected library is small C: a process that never connects or accepts only has its \
+      name lookups recorded; the monitor (libElfHookMonitor.so, beside it) is loaded at the first \
+      connection.
 
       At the end a summary goes to stderr: requests per host and endpoint, errors, p50/p95/max \
       durations, bytes, and the slowest requests with their DNS | connect | TLS | wait | transfer \
@@ -78,6 +84,9 @@ struct RunCommand: ParsableCommand {
       Terminal.say("\(reason); it runs unmonitored")
     }
 
+    // The processes the command leaves running become elfhook's children when their parent exits:
+    // their records are merged too, until they exit.
+    if elfhook_adopt_orphans() != 0 { Terminal.say("cannot wait for the processes the command leaves running: \(String(cString: strerror(errno)))") }
     let session = RunSession(collector: collector, outputFile: outputFile, format: format, live: live)
     let signals = SignalRelay()
     let child: ChildProcess

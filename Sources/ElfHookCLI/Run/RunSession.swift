@@ -28,21 +28,51 @@ final class RunSession {
     self.live = live
   }
 
-  /// Drains and relays signals until the child exits; returns how it ended.
+  /// Drains and relays signals until the child exits, then until the processes it left running
+  /// (adopted by elfhook: `elfhook_adopt_orphans`) exit too, or a signal ends the wait; returns
+  /// how the child ended.
   func supervise(_ child: ChildProcess, signals: SignalRelay) -> ChildExit {
+    var exit: ChildExit?
     while true {
       let interval = lastDrained > 0 ? Self.busyDrainMilliseconds : Self.idleDrainMilliseconds
       switch signals.wait(milliseconds: interval) {
       case .signal(let signal, let fromProcess):
+        if let exit { return exit }  // only the command's leftovers remain: stop waiting for them
         if fromProcess { kill(child.pid, signal) }
       case .timeout, .childStateChanged:
-        var status: Int32 = 0
-        let reaped = waitpid(child.pid, &status, WNOHANG)
-        if reaped == child.pid { return ChildExit(waitStatus: status) }
-        if reaped < 0 && errno != EINTR { return ChildExit(waitStatus: 0x7f00) }
+        switch reapChildren(command: child.pid) {
+        case .commandExited(let status):
+          exit = ChildExit(waitStatus: status)
+          if case .noneLeft = reapChildren(command: child.pid) { return exit! }
+          Terminal.say(
+            "the command exited; waiting for the processes it left running (send SIGINT or SIGTERM to stop waiting)")
+        case .noneLeft:
+          if let exit { return exit }
+          return ChildExit(waitStatus: 0x7f00)  // the command vanished without a status
+        case .running:
+          break
+        }
       }
       drain(final: false)
       if live { refreshLiveView() }
+    }
+  }
+
+  private enum Reaped {
+    case commandExited(Int32)
+    case noneLeft
+    case running
+  }
+
+  /// Reaps every child that has exited (the command, or a descendant it left behind).
+  private func reapChildren(command: pid_t) -> Reaped {
+    while true {
+      var status: Int32 = 0
+      let reaped = waitpid(-1, &status, WNOHANG)
+      if reaped == command { return .commandExited(status) }
+      if reaped > 0 { continue }
+      if reaped < 0 && errno == EINTR { continue }
+      return reaped < 0 ? .noneLeft : .running
     }
   }
 
