@@ -128,12 +128,13 @@ extension InjectionTests {
     }
   }
 
-  @Test("a program that writes over its environment (nginx's process title) and exits with a connection open")
-  func connectionOpenAtExit() throws {
-    let server = try LoopbackServer()
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    let binary = try Self.compile(
+  /// Builds and runs, injected, a C program that does `prelude`, connects to `server`, asks for
+  /// `target` and prints 1 when an answer came; it closes the connection first only when `closes`.
+  /// Returns the run and the records of its ring (none when it made none).
+  private static func injectedRequest(
+    prelude: String, target: String, closes: Bool, server: LoopbackServer, in scratch: Scratch
+  ) throws -> (run: ProgramRun, records: [Transaction]) {
+    let binary = try compile(
       """
       #include <arpa/inet.h>
       #include <stdio.h>
@@ -142,27 +143,38 @@ extension InjectionTests {
       #include <unistd.h>
       extern char **environ;
       int main(void) {
-        for (char **variable = environ; *variable; variable++) memset(*variable, 'x', strlen(*variable));
+        \(prelude)
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
         if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 1;
-        const char *request = "GET /bytes/9 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n";
+        const char *request = "GET \(target) HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n";
         if (write(fd, request, strlen(request)) <= 0) return 1;
         char response[4096];
-        ssize_t got = read(fd, response, sizeof response);
-        printf("%d\\n", got > 0);
-        return 0; /* exit with the connection open */
+        printf("%d\\n", read(fd, response, sizeof response) > 0);
+        \(closes ? "close(fd);" : "")
+        return 0;
       }
-      """, named: "open-at-exit", in: scratch)
-    let (_, library) = try Self.products()
+      """, named: "request", in: scratch)
+    let (_, library) = try products()
     let run = try ProgramRun.run(
       ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring", binary.path])
-    #expect(run.status == 0 && run.stdout == Data("1\n".utf8), "\(run.stderr)")
-    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains(".ring") }
-    let ring = try RecordRing(path: scratch.file(try #require(names.first)).path)
     var records: [Transaction] = []
-    ring.drain(skippingUnfinished: true) { records.append($0) }
+    for name in try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) where name.contains(".ring") {
+      try RecordRing(path: scratch.file(name).path).drain(skippingUnfinished: true) { records.append($0) }
+    }
+    return (run, records)
+  }
+
+  @Test("a program that writes over its environment (nginx's process title) and exits with a connection open")
+  func connectionOpenAtExit() throws {
+    let server = try LoopbackServer()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let (run, records) = try Self.injectedRequest(
+      prelude: "for (char **variable = environ; *variable; variable++) memset(*variable, 'x', strlen(*variable));",
+      target: "/bytes/9", closes: false, server: server, in: scratch)
+    #expect(run.status == 0 && run.stdout == Data("1\n".utf8), "\(run.stderr)")
     let connection = try #require(Self.connectionRecords(records, port: server.port).first)
     #expect(connection.bytesSent > 0 && connection.bytesReceived > 0)
     #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/9"])
@@ -173,7 +185,6 @@ extension InjectionTests {
     .enabled(if: geteuid() == 0, "needs root, to give it up"))
   func accessLostBeforeTheFirstConnection() throws {
     let server = try LoopbackServer()
-    let (_, library) = try Self.products()
     // After setuid, the ring directory (root's alone, as `elfhook run`'s is) cannot be written to;
     // after chroot, neither the directory nor the monitor's file can be reached.
     for call in ["setuid(65534)", "chroot(\"/var/empty-elfhook-test\")"] {
@@ -181,35 +192,10 @@ extension InjectionTests {
       defer { scratch.remove() }
       try FileManager.default.createDirectory(atPath: "/var/empty-elfhook-test", withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(atPath: "/var/empty-elfhook-test") }
-      let binary = try Self.compile(
-        """
-        #include <arpa/inet.h>
-        #include <stdio.h>
-        #include <string.h>
-        #include <sys/socket.h>
-        #include <unistd.h>
-        int main(void) {
-          if (\(call) != 0) return 2;
-          int fd = socket(AF_INET, SOCK_STREAM, 0);
-          struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
-          inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-          if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 1;
-          const char *request = "GET /bytes/4 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n";
-          if (write(fd, request, strlen(request)) <= 0) return 1;
-          char response[4096];
-          printf("%d\\n", read(fd, response, sizeof response) > 0);
-          close(fd);
-          return 0;
-        }
-        """, named: "gives-up-access", in: scratch)
-      let run = try ProgramRun.run(
-        ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring", binary.path])
+      let (run, records) = try Self.injectedRequest(
+        prelude: "if (\(call) != 0) return 2;", target: "/bytes/4", closes: true, server: server, in: scratch)
       #expect(run.status == 0 && run.stdout == Data("1\n".utf8), "\(call): \(run.stderr)")
       #expect(run.stderr.isEmpty, "\(call): \(run.stderr)")
-      let names = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains(".ring") }
-      let ring = try RecordRing(path: scratch.file(try #require(names.first, "\(call)")).path)
-      var records: [Transaction] = []
-      ring.drain(skippingUnfinished: true) { records.append($0) }
       #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/4"], "\(call)")
       #expect(Self.connectionRecords(records, port: server.port).count == 1, "\(call)")
     }
