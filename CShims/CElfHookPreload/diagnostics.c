@@ -1,23 +1,12 @@
 /* The injected library's few words to the user: one line on stderr, written with one write(2). */
 #include "elfhook_preload.h"
 
-#include <fcntl.h>
+#include "cnetmonitor.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-/* /proc/self/comm without its newline; empty when it cannot be read. */
-static void process_name(char *name, size_t size) {
-  name[0] = 0;
-  int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t count = read(fd, name, size - 1);
-  close(fd);
-  if (count <= 0) count = 0;
-  name[count] = 0;
-  if (count > 0 && name[count - 1] == '\n') name[count - 1] = 0;
-}
 
 static void say(bool unmonitored, const char *format, va_list arguments) {
   char line[1024];
@@ -27,7 +16,7 @@ static void say(bool unmonitored, const char *format, va_list arguments) {
   if (used > sizeof line - 80) used = sizeof line - 80; /* room for the label and the newline */
   if (unmonitored) {
     char name[32];
-    process_name(name, sizeof name);
+    cnm_process_name(name, sizeof name);
     used += (size_t)snprintf(line + used, sizeof line - used, "; %s[%d] runs unmonitored", name, (int)getpid());
   }
   line[used++] = '\n';

@@ -2,13 +2,13 @@
  * publishes is in the page cache at once, so it survives the process being killed the instant
  * after; the consumer is another process (`elfhook run`). */
 #include "cnetmonitor.h"
+#include "cnm_records.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 /* "%p" → the pid; "%%" → "%". Returns false when the result does not fit. */
@@ -95,13 +95,11 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
     errno = EINVAL;
     return NULL;
   }
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
   header->version = CNM_RING_VERSION;
   header->queue_offset = CNM_RING_QUEUE_OFFSET;
   header->record_layout = record_layout;
   header->file_size = file_size;
-  header->created_unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+  header->created_unix_ns = cnm_unix_ns();
   header->pid = (int32_t)getpid();
   cnm_process_name(header->process, sizeof header->process);
   /* The magic last: a reader never takes a half-written header for a ring. */
