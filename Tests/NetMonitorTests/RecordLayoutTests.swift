@@ -31,7 +31,8 @@ struct RecordLayoutTests {
     let queue = try #require(cnm_queue_create(4, RawRecord.slotSize))
     #expect(cnm_dns_record_emit(queue, &record))
     let slot = try #require(cnm_queue_peek(queue))
-    guard case .dns(let dns)? = RawRecord.transaction(at: slot, process: "test") else {
+    var cache = RecordTextCache()
+    guard case .dns(let dns)? = RawRecord.transaction(at: slot, process: "test", cache: &cache) else {
       Issue.record("not a dns record")
       return
     }

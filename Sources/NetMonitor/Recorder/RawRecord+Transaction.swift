@@ -13,12 +13,6 @@ extension RawRecord {
     default: nil
     }
   }
-
-  /// The same, without a cache (one record).
-  static func transaction(at slot: UnsafeRawPointer, process: String) -> Transaction? {
-    var cache = RecordTextCache()
-    return transaction(at: slot, process: process, cache: &cache)
-  }
 }
 
 /// A connection or http record, read in place (a ring's slot): the 1,616-byte record and its text

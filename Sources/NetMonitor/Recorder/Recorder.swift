@@ -53,8 +53,9 @@ enum Recorder {
     defer { cnm_guard_leave() }
     return state.withLock { state in
       var count = 0
+      var cache = RecordTextCache()
       while let slot = cnm_queue_peek(queue) {
-        let transaction = RawRecord.transaction(at: slot, process: state.process)
+        let transaction = RawRecord.transaction(at: slot, process: state.process, cache: &cache)
         cnm_queue_release(queue)
         if let transaction {
           state.sink?.record(transaction)
