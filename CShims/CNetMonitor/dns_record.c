@@ -20,24 +20,23 @@ uint64_t cnm_unix_ns(void) {
   return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-/* An answer's address; false for anything but IPv4 and IPv6. */
-static bool internet_address(const struct addrinfo *answer, cnm_address *address) {
+bool cnm_address_read(const struct sockaddr *socket_address, socklen_t length, cnm_address *address) {
   memset(address, 0, sizeof *address);
-  const struct sockaddr *socket_address = answer->ai_addr;
-  if (!socket_address) return false;
-  if (socket_address->sa_family == AF_INET && answer->ai_addrlen >= sizeof(struct sockaddr_in)) {
+  if (!socket_address || length < sizeof(sa_family_t)) return false;
+  address->family = socket_address->sa_family;
+  if (socket_address->sa_family == AF_INET && length >= sizeof(struct sockaddr_in)) {
     const struct sockaddr_in *ipv4 = (const struct sockaddr_in *)socket_address;
     address->port = ntohs(ipv4->sin_port);
     memcpy(address->bytes, &ipv4->sin_addr, 4);
-  } else if (socket_address->sa_family == AF_INET6 && answer->ai_addrlen >= sizeof(struct sockaddr_in6)) {
+    return true;
+  }
+  if (socket_address->sa_family == AF_INET6 && length >= sizeof(struct sockaddr_in6)) {
     const struct sockaddr_in6 *ipv6 = (const struct sockaddr_in6 *)socket_address;
     address->port = ntohs(ipv6->sin6_port);
     memcpy(address->bytes, &ipv6->sin6_addr, 16);
-  } else {
-    return false;
+    return true;
   }
-  address->family = socket_address->sa_family;
-  return true;
+  return false;
 }
 
 static bool same_host(const cnm_address *a, const cnm_address *b) {
@@ -59,7 +58,7 @@ void cnm_dns_record_fill(cnm_dns_record *record, const char *host, int status, i
   for (const struct addrinfo *answer = status == 0 ? answers : NULL;
        answer && record->address_count < CNM_DNS_ADDRESSES; answer = answer->ai_next) {
     cnm_address address;
-    if (!internet_address(answer, &address)) continue;
+    if (!cnm_address_read(answer->ai_addr, answer->ai_addrlen, &address)) continue;
     bool seen = false;
     for (uint8_t i = 0; i < record->address_count && !seen; i++) seen = same_host(&record->addresses[i], &address);
     if (!seen) record->addresses[record->address_count++] = address;

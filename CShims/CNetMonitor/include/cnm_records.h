@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct addrinfo;
 typedef struct cnm_queue cnm_queue;
@@ -30,6 +31,11 @@ typedef struct cnm_address {
   uint16_t port;   /* host byte order */
   uint8_t bytes[16];
 } cnm_address;
+
+/* Reads `length` bytes of a socket address: the family whenever it is there, the port and the
+ * address bytes for IPv4 and IPv6 (anything else keeps only its family). Returns whether it is
+ * an internet address. */
+bool cnm_address_read(const struct sockaddr *socket_address, socklen_t length, cnm_address *address);
 
 #define CNM_DNS_ADDRESSES 8
 #define CNM_DNS_HOST_SIZE 256

@@ -25,12 +25,3 @@ extension cnm_dns_record {
       error: error == 0 ? nil : .addressInfo(error, systemErrno: system_errno == 0 ? nil : system_errno))
   }
 }
-
-extension PeerAddress {
-  init(_ address: cnm_address) {
-    self.init()
-    family = address.family
-    port = address.port
-    withUnsafeBytes(of: address.bytes) { raw in for index in 0..<16 { bytes[index] = raw[index] } }
-  }
-}

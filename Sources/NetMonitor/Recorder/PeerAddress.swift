@@ -1,3 +1,4 @@
+import CNetMonitor
 import Glibc
 
 /// A socket peer address kept inline (POD): family, port and the raw address bytes.
@@ -11,24 +12,18 @@ struct PeerAddress: BitwiseCopyable {
 
   init() {}
 
-  /// Reads a `sockaddr_in` / `sockaddr_in6`; anything else keeps only the family.
+  /// Reads a `sockaddr_in` / `sockaddr_in6`; anything else keeps only the family
+  /// (`cnm_address_read`, which the dns record uses too).
   init(_ address: UnsafePointer<sockaddr>?, length: socklen_t) {
-    guard let address, length >= MemoryLayout<sa_family_t>.size else { return }
-    family = address.pointee.sa_family
-    switch Int32(family) {
-    case AF_INET where Int(length) >= MemoryLayout<sockaddr_in>.size:
-      address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
-        port = UInt16(bigEndian: ipv4.pointee.sin_port)
-        withUnsafeBytes(of: ipv4.pointee.sin_addr) { raw in for index in 0..<4 { bytes[index] = raw[index] } }
-      }
-    case AF_INET6 where Int(length) >= MemoryLayout<sockaddr_in6>.size:
-      address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
-        port = UInt16(bigEndian: ipv6.pointee.sin6_port)
-        withUnsafeBytes(of: ipv6.pointee.sin6_addr) { raw in for index in 0..<16 { bytes[index] = raw[index] } }
-      }
-    default:
-      break
-    }
+    var read = cnm_address()
+    cnm_address_read(address, length, &read)
+    self.init(read)
+  }
+
+  init(_ address: cnm_address) {
+    family = address.family
+    port = address.port
+    withUnsafeBytes(of: address.bytes) { raw in for index in 0..<16 { bytes[index] = raw[index] } }
   }
 
   var isInternet: Bool { family == UInt16(AF_INET) || family == UInt16(AF_INET6) }
