@@ -1,6 +1,7 @@
 /// Receives the events of ``HTTPStreamParser/feed(_:as:onEvent:)`` and
-/// ``HTTPStreamParser/finish(onEvent:)``, each with the head of the message it belongs to: empty at
-/// ``HTTPStreamEvent/messageStarted``, complete from ``HTTPStreamEvent/headComplete`` on (so
+/// ``HTTPStreamParser/finish(onEvent:)``, each with the head of the message it belongs to: not yet
+/// this message's at ``HTTPStreamEvent/messageStarted`` (empty, or the previous message's when the
+/// head repeats it byte for byte), complete from ``HTTPStreamEvent/headComplete`` on (so
 /// ``HTTPStreamEvent/messageComplete(totalBytes:)`` comes with its status, method and target). The head
 /// is borrowed from the parser, not copied; copy it if it must outlive the call.
 public typealias HTTPStreamEventHandler = (HTTPStreamEvent, borrowing HTTPHead) -> Void

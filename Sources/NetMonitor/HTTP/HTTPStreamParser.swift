@@ -11,7 +11,8 @@
 /// Start and header lines that arrive whole are taken a line at a time (``scanLines(_:at:count:)``),
 /// text eight bytes at a time; a line cut across calls, chunk-size lines and trailers are scanned byte
 /// by byte. A body of known length (or a chunk's data, or a close-delimited body) costs O(1) per
-/// ``feed(_:as:onEvent:)`` call.
+/// ``feed(_:as:onEvent:)`` call. A head that repeats the last one byte for byte, in one buffer, is
+/// compared rather than parsed (``HTTPHeadMemo``).
 ///
 /// Responses to `HEAD` and `CONNECT` are framed by their request: the caller reports each request to the
 /// response direction's parser with ``expectResponse(to:)`` (a FIFO of up to ``pendingCapacity``
@@ -62,6 +63,9 @@ public struct HTTPStreamParser: Sendable {
   var scratch: InlineArray<27, UInt8>
   /// The head of the current message (or of the last one, between messages).
   public internal(set) var head: HTTPHead
+  /// The bytes ``head`` was parsed from, when they arrived in one buffer: the same bytes again are
+  /// compared, not parsed.
+  var headMemo: HTTPHeadMemo
 
   /// Capacity of ``scratch``: longer than any header name or token the parser matches.
   static var scratchCapacity: UInt8 { 27 }
@@ -84,6 +88,7 @@ public struct HTTPStreamParser: Sendable {
     digitsEnded = false
     scratch = InlineArray(repeating: 0)
     head = HTTPHead()
+    headMemo = HTTPHeadMemo()
   }
 
   /// Whether the parser gave up on this stream (``HTTPStreamEvent/gaveUp`` was reported).
@@ -127,8 +132,16 @@ public struct HTTPStreamParser: Sendable {
         // The cheapest sniff: TLS (0x16), HTTP/2's frames and most binary protocols fail here.
         let plausible = kind == .requests ? HTTPByteClass.isMethod(byte) : byte == 0x48  // H
         guard plausible else { return giveUp(onEvent: onEvent) }
-        beginMessage(kind)
         segmentStart = index
+        if let length = headMemo.match(base + index, available: count &- index) {
+          // The same head as the last one: ``head`` holds what these bytes parse to.
+          beginMessage(kind, keepingHead: true)
+          report(.messageStarted, to: onEvent)
+          index &+= length
+          endHead(kind, at: index, segmentStart: &segmentStart, onEvent: onEvent)
+          continue
+        }
+        beginMessage(kind, keepingHead: false)
         report(.messageStarted, to: onEvent)
       case .contentBody, .chunkData:
         let taken = min(UInt64(count &- index), remaining)
@@ -167,6 +180,9 @@ public struct HTTPStreamParser: Sendable {
           giveUp(onEvent: onEvent)
           return
         case .headEnded:
+          // A head that began in this buffer is remembered (one that began in an earlier one is not
+          // contiguous in memory: its message has bytes counted already).
+          if messageBytes == 0 { headMemo.remember(base + segmentStart, count: index &- segmentStart) }
           endHead(kind, at: index, segmentStart: &segmentStart, onEvent: onEvent)
         case .messageEnded:
           completeMessage(at: index, segmentStart: &segmentStart, onEvent: onEvent)
@@ -210,9 +226,14 @@ public struct HTTPStreamParser: Sendable {
 
   // MARK: Message boundaries
 
+  /// Starts a message: its head is parsed from scratch, or (`keepingHead`) is the same as the last
+  /// one (``headMemo``).
   @inline(__always)
-  mutating func beginMessage(_ kind: HTTPDirectionKind) {
-    head.clearScalars()  // the text arrays are only read up to their lengths
+  mutating func beginMessage(_ kind: HTTPDirectionKind, keepingHead: Bool) {
+    if !keepingHead {
+      head.clearScalars()  // the text arrays are only read up to their lengths
+      headMemo.forget()
+    }
     messageBytes = 0
     scanBytes = 0
     number = 0
