@@ -66,7 +66,7 @@ func run() -> Int {
       body.withUnsafeBytes { body in
         for _ in 0..<rounds {
           feed(&requests, request, ends: requestEnds, as: .requests) { event, head in
-            if case .headComplete = event { responses.expectResponse(to: head.requestKind) }
+            if case .headComplete = event { responses.expectResponse(to: head.pointee.requestKind) }
           }
           feed(&responses, head, ends: headEnds, as: .responses) { _, _ in }
           responses.feed(body, as: .responses) { event, _ in

@@ -51,7 +51,7 @@ struct HTTPParserLayoutTests {
         case .messageStarted: events.append(.started)
         case .headComplete:
           events.append(.head)
-          hosts.append(head.hostString)
+          hosts.append(head.pointee.hostString)
         case .messageComplete(let bytes): events.append(.complete(bytes))
         default: events.append(.gaveUp)
         }

@@ -20,9 +20,9 @@ struct HTTPResponseParsingTests {
     var parser = HTTPStreamParser()
     let text = "HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nxHTTP/1.0 404 Not Found\r\n\r\nbye"
     Array(text.utf8).withUnsafeBytes { raw in
-      parser.feed(raw, as: .responses) { event, head in statuses.append(("\(event)", head.status)) }
+      parser.feed(raw, as: .responses) { event, head in statuses.append(("\(event)", head.pointee.status)) }
     }
-    parser.finish { event, head in statuses.append(("\(event)", head.status)) }
+    parser.finish { event, head in statuses.append(("\(event)", head.pointee.status)) }
     #expect(statuses.map(\.1) == [0, 201, 201, 0, 404, 404])
     #expect(statuses.last?.0 == "messageComplete(totalBytes: 29)")
   }

@@ -51,7 +51,7 @@ struct HTTPRun {
   mutating func feed(_ bytes: ArraySlice<UInt8>) {
     var seen: [(HTTPStreamEvent, HTTPHead)] = []
     bytes.withUnsafeBytes { raw in
-      parser.feed(raw, as: kind) { event, head in seen.append((event, copy head)) }
+      parser.feed(raw, as: kind) { event, head in seen.append((event, head.pointee)) }
     }
     for (event, head) in seen { record(event, head) }
   }
@@ -69,7 +69,7 @@ struct HTTPRun {
 
   mutating func finish() {
     var seen: [(HTTPStreamEvent, HTTPHead)] = []
-    parser.finish { event, head in seen.append((event, copy head)) }
+    parser.finish { event, head in seen.append((event, head.pointee)) }
     for (event, head) in seen { record(event, head) }
   }
 

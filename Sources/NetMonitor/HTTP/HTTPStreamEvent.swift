@@ -3,8 +3,9 @@
 /// this message's at ``HTTPStreamEvent/messageStarted`` (empty, or the previous message's when the
 /// head repeats it byte for byte), complete from ``HTTPStreamEvent/headComplete`` on (so
 /// ``HTTPStreamEvent/messageComplete(totalBytes:)`` comes with its status, method and target). The head
-/// is borrowed from the parser, not copied; copy it if it must outlive the call.
-public typealias HTTPStreamEventHandler = (HTTPStreamEvent, borrowing HTTPHead) -> Void
+/// is the parser's own, in place: the pointer is valid during the call only; copy the head if it must
+/// outlive it.
+public typealias HTTPStreamEventHandler = (HTTPStreamEvent, UnsafePointer<HTTPHead>) -> Void
 
 /// A framing event found by ``HTTPStreamParser`` in the bytes of one direction of a connection.
 ///

@@ -41,10 +41,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Bytes of the request direction (a client's writes, a server's reads).
   func requestBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
     guard !pointee.requests.hasGivenUp else { return }
-    let parser = pointer(to: \.requests)!
     // The head the events come with is the parser's own: read in place, never copied whole.
-    let head = UnsafePointer(parser.pointer(to: \.head)!)
-    parser.pointee.feed(bytes, as: .requests) { event, _ in
+    pointer(to: \.requests)!.pointee.feed(bytes, as: .requests) { event, head in
       requestEvent(event, head: head, now: now)
     }
   }
@@ -53,18 +51,14 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// to the recorder.
   func responseBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
     guard !pointee.responses.hasGivenUp else { return }
-    let parser = pointer(to: \.responses)!
-    let head = UnsafePointer(parser.pointer(to: \.head)!)
-    parser.pointee.feed(bytes, as: .responses) { event, _ in
+    pointer(to: \.responses)!.pointee.feed(bytes, as: .responses) { event, head in
       responseEvent(event, status: head.pointee.status, now: now, context: context)
     }
   }
 
   /// The connection closed: a close-delimited response ends here.
   func finish(now: UInt64, context: ExchangeContext) {
-    let parser = pointer(to: \.responses)!
-    let head = UnsafePointer(parser.pointer(to: \.head)!)
-    parser.pointee.finish { event, _ in
+    pointer(to: \.responses)!.pointee.finish { event, head in
       responseEvent(event, status: head.pointee.status, now: now, context: context)
     }
   }
