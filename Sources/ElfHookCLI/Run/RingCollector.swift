@@ -10,6 +10,9 @@ final class RingCollector {
 
   private var rings: [String: RecordRing] = [:]
   private var unreadable: Set<String> = []
+  private let watch: DirectoryWatch
+  /// The directory must be listed at the next drain: the first one, or a ring was not ready yet.
+  private var listAgain = true
 
   /// Creates the directory (mode 0700) under /dev/shm when it exists, so that the rings' pages
   /// are never written back to a disk; else under TMPDIR or /tmp.
@@ -21,6 +24,7 @@ final class RingCollector {
       var template = Array((parent + "/elfhook.XXXXXX").utf8CString)
       if mkdtemp(&template) != nil {
         directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        watch = DirectoryWatch(directory)
         return
       }
     }
@@ -31,7 +35,7 @@ final class RingCollector {
   /// With `final`, slots a killed process left half-written are passed over.
   @discardableResult
   func drain(final: Bool = false, _ body: (Transaction) -> Void) -> Int {
-    discoverRings()
+    discoverRings(final: final)
     var count = 0
     for ring in rings.values { count += ring.drain(skippingUnfinished: final, body) }
     return count
@@ -52,7 +56,11 @@ final class RingCollector {
     rmdir(directory)
   }
 
-  private func discoverRings() {
+  /// Opens the rings that appeared since the last drain (every one, at the final drain).
+  private func discoverRings(final: Bool) {
+    let changed = watch.changed()
+    guard final || changed || listAgain else { return }
+    listAgain = false
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
     for name in names where name.contains(".ring") {
       let path = directory + "/" + name
@@ -61,6 +69,7 @@ final class RingCollector {
         rings[path] = try RecordRing(path: path)
       } catch .notARing {
         // A ring whose header is still being written is not one yet: look again next time.
+        listAgain = true
         continue
       } catch {
         unreadable.insert(path)
