@@ -120,6 +120,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       }
       pointee.oldest = (pointee.oldest + 1) % HTTPExchanges.pendingCapacity
       pointee.count -= 1
+      // With nothing in flight, the next exchange starts in the first slot again: a keep-alive
+      // connection keeps reusing one slot's memory (cached) instead of walking through all eight.
+      // (`exchange` still points at this one's slot, read below.)
+      if pointee.count == 0 { pointee.oldest = 0 }
       let reused = pointee.completed > 0
       pointee.completed &+= 1
       RawRecord.emit { record in  // every field an http record reads (see `RawRecord.emit`)
