@@ -211,7 +211,7 @@ struct TransactionSummaryTests {
     var endpoints: [String: (requests: Int, bytes: UInt64)] = [:]
     var hosts: [String: Int] = [:]
     for (index, variant) in order.enumerated() {
-      let (method, host, scheme, target) = variant
+      let (method, host, scheme, target) = variants[variant]
       let record = HTTPRecord(
         pid: 1, process: "p", startUnixNs: UInt64(index), durationMs: Double(index), connectionId: 1,
         scheme: scheme, method: String(method.reversed().reversed()), host: host, target: target,
