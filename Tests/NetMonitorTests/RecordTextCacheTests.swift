@@ -1,49 +1,36 @@
-import Glibc
 import Testing
 
 @testable import NetMonitor
 
-/// A ring's consumer reuses the last record's strings when the bytes repeat: it must never hand
-/// back a string for other bytes.
+/// A consumer's text cache: the string of repeated bytes is reused, and a target comes out
+/// redacted whether it is new or repeated.
 @Suite("Record text cache")
 struct RecordTextCacheTests {
-  @Test("texts: same bytes reuse, other bytes of the same length or longer than the inline capacity decode")
-  func texts() {
-    var cache = RecordTextCache()
-    let long = "/" + String(repeating: "x", count: 40)
-    for (text, expected) in [
-      ("/a", "/a"), ("/a", "/a"), ("/b", "/b"), ("", ""), ("/a", "/a"), (long, long), (long + "y", long + "y"),
-      ("/ab", "/ab"), ("/ac", "/ac"),
-    ] {
-      let decoded = Array(text.utf8).withUnsafeBytes { cache.target($0) }
-      #expect(decoded == expected)
-    }
-    let method = Array("GET".utf8).withUnsafeBytes { cache.method($0) }
-    let host = Array("example.com".utf8).withUnsafeBytes { cache.host($0) }
-    #expect(method == "GET" && host == "example.com")
-    let invalid = [UInt8]([0x2F, 0xFF]).withUnsafeBytes { cache.target($0) }
-    #expect(invalid == "/\u{FFFD}")
+  func text(_ value: String, _ body: (UnsafeRawBufferPointer) -> Void) {
+    Array(value.utf8).withUnsafeBytes(body)
   }
 
-  @Test("peer text: the same address on another port reuses it; another address does not")
-  func peers() {
+  @Test("targets are redacted when new, when repeated and when longer than what the cache keeps")
+  func redactedTargets() {
     var cache = RecordTextCache()
-    #expect(cache.peerText(Self.peer([127, 0, 0, 1], port: 1000)) == "127.0.0.1")
-    #expect(cache.peerText(Self.peer([127, 0, 0, 1], port: 2000)) == "127.0.0.1")
-    #expect(cache.peerText(Self.peer([10, 0, 0, 1], port: 2000)) == "10.0.0.1")
-    #expect(cache.peerText(PeerAddress()) == nil)
-    #expect(cache.peerText(Self.peer([10, 0, 0, 1], port: 2000)) == "10.0.0.1")
-  }
-
-  private static func peer(_ bytes: [UInt8], port: UInt16) -> PeerAddress {
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: bytes) }
-    return withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        PeerAddress($0, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+    let long = "/a/path/of/more/than/thirty/two/bytes?api_key=abc"
+    let targets = ["/x?token=1", "/x?token=1", "/y", "/x?token=1", long, long, "/y", "/y?password=p"]
+    for target in targets {
+      text(target) { bytes in
+        #expect(cache.redactedTarget(bytes) == TargetRedaction.redact(target))
       }
+    }
+    text("/x?token=1") { #expect(cache.redactedTarget($0) == "/x?token=REDACTED") }
+  }
+
+  @Test("a method or Host repeated gives the same string; other bytes give theirs")
+  func repeatedText() {
+    var cache = RecordTextCache()
+    for value in ["GET", "GET", "POST", "", "GET", "PUT", "PUT"] {
+      text(value) { #expect(cache.method($0) == value) }
+    }
+    for value in ["a.example", "a.example:8080", "a.example", "b.example"] {
+      text(value) { #expect(cache.host($0) == value) }
     }
   }
 }

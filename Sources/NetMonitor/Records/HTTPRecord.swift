@@ -38,9 +38,10 @@ public struct HTTPRecord: Sendable, Hashable {
     get { redactedTarget }
     set { redactedTarget = TargetRedaction.redact(newValue) }
   }
-  /// `target`'s storage, set only redacted. Private, so that the memberwise initializer the public
-  /// one calls is private too.
-  private var redactedTarget: String
+  /// `target`'s storage, only ever redacted: set through `target`, or with the memberwise
+  /// initializer (internal), which takes a target already redacted. A ring's consumer redacts each
+  /// distinct target once, not once per record (`RecordTextCache`).
+  private(set) var redactedTarget: String
   /// The response status code, or `nil` when no response arrived (`status`).
   public var status: Int?
   /// From the request's start to the first byte of the response, or `nil` without a response
