@@ -194,6 +194,63 @@ struct TransactionSummaryTests {
     #expect(summary.requests.requests == count)
   }
 
+  @Test("a request repeating the last one's method, Host, scheme and target counts in its rows; any change moves it")
+  func repeatedRequests() {
+    // (method, Host, scheme, target); equal strings are made apart, so that some share no storage.
+    let long = "/a/path/longer/than/fifteen/bytes"
+    let variants: [(String, String?, HTTPScheme, String)] = [
+      ("GET", "a.example", .http, "/x"), ("GET", "a.example", .http, "/x?q=1"), ("GET", "a.example", .http, "/y"),
+      ("POST", "a.example", .http, "/x"), ("GET", "b.example", .http, "/x"), ("GET", "a.example", .https, "/x"),
+      ("GET", nil, .http, "/x"), ("GET", "A.EXAMPLE", .http, "/x"), ("GET", "a.example:80", .http, "/x"),
+      ("GET", "a.example", .http, String(long.reversed().reversed())), ("GET", "a.example", .http, long + "?k=1"),
+    ]
+    let order =
+      variants.indices.flatMap { [$0, $0, $0] } + (0..<50).map { $0 % variants.count }
+      + (0..<50).map { ($0 * 7 + $0 / 3) % variants.count } + [0, 0, 1, 1, 0, 1]
+    var summary = TransactionSummary()
+    var endpoints: [String: (requests: Int, bytes: UInt64)] = [:]
+    var hosts: [String: Int] = [:]
+    for (index, variant) in order.enumerated() {
+      let (method, host, scheme, target) = variants[variant]
+      let record = HTTPRecord(
+        pid: 1, process: "p", startUnixNs: UInt64(index), durationMs: Double(index), connectionId: 1,
+        scheme: scheme, method: String(method.reversed().reversed()), host: host, target: target,
+        status: 200, ttfbMs: 1, requestBytes: UInt64(index), responseBytes: 1, reusedConnection: true)
+      summary.add(.http(record))
+      let endpoint = EndpointKey(record).description
+      endpoints[endpoint] = ((endpoints[endpoint]?.requests ?? 0) + 1, (endpoints[endpoint]?.bytes ?? 0) + UInt64(index))
+      hosts[HostKey(record).description, default: 0] += 1
+    }
+    let counted = Dictionary(
+      uniqueKeysWithValues: summary.endpoints.map { ($0.key.description, $0.value) })
+    #expect(counted.mapValues(\.requests) == endpoints.mapValues(\.requests))
+    #expect(counted.mapValues(\.bytesSent) == endpoints.mapValues(\.bytes))
+    #expect(counted.mapValues(\.durations.count) == endpoints.mapValues(\.requests))
+    let hostRequests = Dictionary(uniqueKeysWithValues: summary.hosts.map { ($0.key.description, $0.value.http.requests) })
+    #expect(hostRequests == hosts)
+    #expect(summary.requests.requests == order.count)
+  }
+
+  @Test("once the endpoint table is full, a new path repeated counts in the other-paths row, a known one in its own")
+  func repeatedRequestsPastTheBound() {
+    var summary = TransactionSummary()
+    func add(_ target: String) {
+      summary.add(
+        .http(
+          HTTPRecord(
+            pid: 1, process: "p", startUnixNs: 0, durationMs: 1, connectionId: 1, scheme: .http, method: "GET",
+            host: "svc", target: target, status: 200, ttfbMs: 1, requestBytes: 1, responseBytes: 1,
+            reusedConnection: true)))
+    }
+    for index in 0..<TransactionSummary.maximumEndpoints { add("/known/\(index)") }
+    for target in ["/new", "/new", "/known/7", "/known/7", "/new", "/newer", "/newer"] { add(target) }
+    let counts = Dictionary(uniqueKeysWithValues: summary.endpoints.map { ($0.key.path, $0.value.requests) })
+    #expect(counts.count == TransactionSummary.maximumEndpoints + 1)
+    #expect(counts[TransactionSummary.otherPaths] == 5)
+    #expect(counts["/known/7"] == 3)
+    #expect(counts["/new"] == nil)
+  }
+
   @Test("percentiles are nearest-rank, exact at every count", arguments: [1, 2, 19, 20, 21, 60, 99, 100, 101, 1000])
   func percentiles(count: Int) throws {
     var samples = DurationSamples()

@@ -141,6 +141,28 @@ struct RecordEncodingTests {
     }
   }
 
+  @Test("text longer than the writer's inline buffer, and escapes across its end at every offset, come out whole")
+  func longText() throws {
+    let piece = "a\"b\\c\n\u{2028}é🧪\u{FEFF}"
+    for prefix in 0..<40 {
+      let text = String(repeating: "x", count: prefix) + String(repeating: piece, count: 30)
+      var writer = JSONWriter()
+      writer.beginObject()
+      writer.key("start_unix_ns")
+      writer.integer(UInt64.max)
+      writer.key("target")
+      writer.string(text)
+      writer.key("addresses")
+      writer.strings([text, "", text])
+      writer.endObject()
+      let line = String(decoding: writer.bytes, as: UTF8.self)
+      #expect(line.hasPrefix(#"{"start_unix_ns":18446744073709551615,"target":""#))
+      let object = try RecordSamples.foundationObject(line)
+      #expect(object["target"] as? String == text)
+      #expect(object["addresses"] as? [String] == [text, "", text])
+    }
+  }
+
   @Test("specific escapes")
   func escapes() {
     var writer = JSONWriter()

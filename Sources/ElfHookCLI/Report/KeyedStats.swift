@@ -19,6 +19,12 @@ struct KeyedStats<Key: Hashable, Stats> {
 
   /// Updates the statistics of `key`, starting from `initial` for a new key.
   mutating func update(_ key: Key, initial: @autoclosure () -> Stats, _ body: (inout Stats) -> Void) {
+    update(at: row(of: key, initial: initial()), body)
+  }
+
+  /// Where the statistics of `key` are, starting from `initial` for a new key: a row stays where
+  /// it is, so a caller that keeps it can update the key again without looking it up.
+  mutating func row(of key: Key, initial: @autoclosure () -> Stats) -> Int {
     let position: Int
     if let found = self.position(of: key) {
       position = found
@@ -29,6 +35,11 @@ struct KeyedStats<Key: Hashable, Stats> {
       positions[key] = position
     }
     last = (key, position)
+    return position
+  }
+
+  /// Updates the statistics in row `position` (from `row(of:initial:)`).
+  mutating func update(at position: Int, _ body: (inout Stats) -> Void) {
     body(&values[position])
   }
 

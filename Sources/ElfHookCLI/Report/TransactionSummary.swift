@@ -22,6 +22,8 @@ struct TransactionSummary {
   private var endpointStats = KeyedStats<EndpointKey, RequestStats>()
   /// The `Host` header and scheme of the last http record, and the key made of them.
   private var lastHost: (header: String?, scheme: HTTPScheme, key: HostKey)?
+  /// The last http record's request and the rows it was counted in: the next one mostly repeats it.
+  private var lastRequest: RepeatedRequest?
   /// Every `getaddrinfo` call.
   private(set) var dns = DNSStats()
   /// The calls for each name, lowercased.
@@ -52,9 +54,10 @@ struct TransactionSummary {
   /// Failed HTTP requests (5xx or no response), failed connections and failed DNS lookups.
   var errors: Int { requests.errors + failedConnections + dns.failures }
 
-  mutating func add(_ transaction: Transaction) {
+  /// Borrowed, and switched over in place: a copy of the record (its strings retained and released)
+  /// cost more than counting it, at every record of a busy server.
+  mutating func add(_ transaction: borrowing Transaction) {
     records += 1
-    // One switch: each of `transaction`'s common accessors would copy the record out of the enum.
     switch transaction {
     case .http(let http):
       extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
@@ -70,6 +73,20 @@ struct TransactionSummary {
 
   private mutating func add(_ http: HTTPRecord) {
     requests.add(http)
+    let rows: (host: Int, endpoint: Int)
+    if let lastRequest, lastRequest.repeats(http) {
+      rows = (lastRequest.hostRow, lastRequest.endpointRow)
+    } else {
+      rows = self.rows(of: http)
+      lastRequest = RepeatedRequest(http, hostRow: rows.host, endpointRow: rows.endpoint)
+    }
+    hostStats.update(at: rows.host) { $0.add(http) }
+    endpointStats.update(at: rows.endpoint) { $0.add(http) }
+    slowest.add(http)
+  }
+
+  /// Where the request's host and endpoint are counted, their rows made when new.
+  private mutating func rows(of http: HTTPRecord) -> (host: Int, endpoint: Int) {
     let host: HostKey
     if let lastHost, lastHost.header == http.host, lastHost.scheme == http.scheme {
       host = lastHost.key
@@ -77,13 +94,11 @@ struct TransactionSummary {
       host = HostKey(http)
       lastHost = (http.host, http.scheme, host)
     }
-    hostStats.update(host, initial: HostStats()) { $0.add(http) }
     var endpoint = EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
     if endpointStats.count >= Self.maximumEndpoints && !endpointStats.contains(endpoint) {
       endpoint.path = Self.otherPaths
     }
-    endpointStats.update(endpoint, initial: RequestStats()) { $0.add(http) }
-    slowest.add(http)
+    return (hostStats.row(of: host, initial: HostStats()), endpointStats.row(of: endpoint, initial: RequestStats()))
   }
 
   private mutating func add(_ connection: ConnectionRecord) {

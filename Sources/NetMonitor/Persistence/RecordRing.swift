@@ -131,12 +131,8 @@ public final class RecordRing {
     while true {
       if let slot = cnm_queue_peek(queue) {
         // Read in place, then freed: the producer cannot reuse the slot before the release.
-        let transaction = RawRecord.transaction(at: slot, process: process, cache: &cache)
+        if RawRecord.withTransaction(at: slot, process: process, cache: &cache, body) { count += 1 }
         cnm_queue_release(queue)
-        if let transaction {
-          body(transaction)
-          count += 1
-        }
       } else if skippingUnfinished && cnm_queue_has_unpublished(queue) {
         cnm_queue_skip(queue)
       } else {

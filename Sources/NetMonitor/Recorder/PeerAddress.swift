@@ -29,11 +29,18 @@ struct PeerAddress: BitwiseCopyable {
   var isInternet: Bool { family == UInt16(AF_INET) || family == UInt16(AF_INET6) }
 
   /// Same address, ignoring the port (what a name resolution returns).
+  /// Compares the address as words, not byte by byte: a ring's consumer asks once per record.
   func sameHost(as other: PeerAddress) -> Bool {
     guard family == other.family else { return false }
-    let length = family == UInt16(AF_INET) ? 4 : 16
-    for index in 0..<length where bytes[index] != other.bytes[index] { return false }
-    return true
+    let isIPv4 = family == UInt16(AF_INET)
+    return withUnsafeBytes(of: bytes) { mine in
+      withUnsafeBytes(of: other.bytes) { theirs in
+        if isIPv4 { return mine.loadUnaligned(as: UInt32.self) == theirs.loadUnaligned(as: UInt32.self) }
+        return mine.loadUnaligned(as: UInt64.self) == theirs.loadUnaligned(as: UInt64.self)
+          && mine.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            == theirs.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+      }
+    }
   }
 
   /// "127.0.0.1", "::1", as `inet_ntop` writes them. Recorder thread only.

@@ -9,9 +9,28 @@ extension RawRecord {
     switch slot.load(as: UInt8.self) {
     case Kind.dns: .dns(slot.load(as: cnm_dns_record.self).dnsRecord(process: process))
     case Kind.connection, Kind.http:
-      UnsafePointer(slot.bindMemory(to: RawRecord.self, capacity: 1)).transaction(process: process, cache: &cache)
+      record(at: slot).transaction(process: process, cache: &cache)
     default: nil
     }
+  }
+
+  private static func record(at slot: UnsafeRawPointer) -> UnsafePointer<RawRecord> {
+    UnsafePointer(slot.bindMemory(to: RawRecord.self, capacity: 1))
+  }
+
+  /// Hands the record in a queue or ring slot to `body`, made as its argument: no `Transaction?`
+  /// to unwrap, and so no copies of the record on the way (a consumer's cost per record). False
+  /// for bytes that are no record.
+  static func withTransaction(
+    at slot: UnsafeRawPointer, process: String, cache: inout RecordTextCache, _ body: (Transaction) -> Void
+  ) -> Bool {
+    switch slot.load(as: UInt8.self) {
+    case Kind.dns: body(.dns(slot.load(as: cnm_dns_record.self).dnsRecord(process: process)))
+    case Kind.connection: body(.connection(record(at: slot).connectionRecord(process: process, cache: &cache)))
+    case Kind.http: body(.http(record(at: slot).httpRecord(process: process, cache: &cache)))
+    default: return false
+    }
+    return true
   }
 }
 
@@ -57,7 +76,7 @@ extension UnsafePointer where Pointee == RawRecord {
 
   private var peerPort: UInt16? { core.pointee.peer.isInternet ? core.pointee.peer.port : nil }
 
-  private func connectionRecord(process: String, cache: inout RecordTextCache) -> ConnectionRecord {
+  fileprivate func connectionRecord(process: String, cache: inout RecordTextCache) -> ConnectionRecord {
     let core = core
     let isTLS = core.pointee.isTLS != 0
     let setup = setupMilliseconds
@@ -74,7 +93,7 @@ extension UnsafePointer where Pointee == RawRecord {
       httpExchanges: Int(core.pointee.httpExchanges), error: recordedError)
   }
 
-  private func httpRecord(process: String, cache: inout RecordTextCache) -> HTTPRecord {
+  fileprivate func httpRecord(process: String, cache: inout RecordTextCache) -> HTTPRecord {
     let request = pointer(to: \.httpRequest)!
     let setup = pointee.httpReused ? (dns: nil, connect: nil, tls: nil) : setupMilliseconds
     let firstByte = pointee.httpFirstByteNanoseconds
@@ -83,7 +102,7 @@ extension UnsafePointer where Pointee == RawRecord {
       durationMs: durationMilliseconds, connectionId: core.pointee.id,
       scheme: core.pointee.isTLS != 0 ? .https : .http, method: cache.method(request.methodBytes),
       host: request.pointee.hostLength == 0 ? nil : cache.host(request.hostBytes),
-      target: cache.target(request.targetBytes),
+      redactedTarget: cache.redactedTarget(request.targetBytes),
       status: pointee.httpStatus == 0 ? nil : Int(pointee.httpStatus),
       ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
       requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,

@@ -13,7 +13,10 @@ struct RecordTextCache {
   init() {}
 
   mutating func method(_ bytes: UnsafeRawBufferPointer) -> String { method.string(for: bytes) }
-  mutating func target(_ bytes: UnsafeRawBufferPointer) -> String { target.string(for: bytes) }
+  /// The target redacted (`TargetRedaction.redact(_:)`): a repeated target is redacted once.
+  mutating func redactedTarget(_ bytes: UnsafeRawBufferPointer) -> String {
+    target.string(for: bytes) { TargetRedaction.redact(String(decoding: $0, as: UTF8.self)) }
+  }
   mutating func host(_ bytes: UnsafeRawBufferPointer) -> String { host.string(for: bytes) }
 
   /// `address.text`, or the text of the same address (family and bytes) last time.
@@ -31,15 +34,19 @@ struct RecordTextCache {
     var count = -1
     var string = ""
 
-    mutating func string(for text: UnsafeRawBufferPointer) -> String {
-      guard text.count <= Self.capacity else { return String(decoding: text, as: UTF8.self) }
+    /// The string of `text`, made with `decode` when the bytes are new.
+    mutating func string(
+      for text: UnsafeRawBufferPointer,
+      decode: (UnsafeRawBufferPointer) -> String = { String(decoding: $0, as: UTF8.self) }
+    ) -> String {
+      guard text.count <= Self.capacity else { return decode(text) }
       let same =
         count == text.count
         && (text.isEmpty || withUnsafeBytes(of: &bytes) { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 })
       if same { return string }
       withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: text) }
       count = text.count
-      string = String(decoding: text, as: UTF8.self)
+      string = decode(text)
       return string
     }
   }

@@ -35,8 +35,13 @@ public struct HTTPRecord: Sendable, Hashable {
   /// The request target (path and query; the absolute form for proxies), with secret-looking
   /// query values replaced by `REDACTED` (`target`).
   public var target: String {
-    didSet { target = TargetRedaction.redact(target) }
+    get { redactedTarget }
+    set { redactedTarget = TargetRedaction.redact(newValue) }
   }
+  /// `target`'s storage, only ever redacted: set through `target`, or with the memberwise
+  /// initializer (internal), which takes a target already redacted. A ring's consumer redacts each
+  /// distinct target once, not once per record (`RecordTextCache`).
+  private(set) var redactedTarget: String
   /// The response status code, or `nil` when no response arrived (`status`).
   public var status: Int?
   /// From the request's start to the first byte of the response, or `nil` without a response
@@ -63,7 +68,9 @@ public struct HTTPRecord: Sendable, Hashable {
   public var dnsMs: Double?
   public var connectMs: Double?
   public var tlsMs: Double?
+}
 
+extension HTTPRecord {
   /// Creates a record of one exchange; `target` is redacted with `TargetRedaction.redact(_:)`.
   public init(
     pid: Int32, process: String, startUnixNs: UInt64, durationMs: Double,
@@ -72,26 +79,13 @@ public struct HTTPRecord: Sendable, Hashable {
     reusedConnection: Bool, role: ConnectionRole? = nil, peerAddress: String? = nil, peerPort: UInt16? = nil,
     tlsVersion: String? = nil, dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil
   ) {
-    self.pid = pid
-    self.process = process
-    self.startUnixNs = startUnixNs
-    self.durationMs = durationMs
-    self.connectionId = connectionId
-    self.scheme = scheme
-    self.method = method
-    self.host = host
-    self.target = TargetRedaction.redact(target)
-    self.status = status
-    self.ttfbMs = ttfbMs
-    self.requestBytes = requestBytes
-    self.responseBytes = responseBytes
-    self.reusedConnection = reusedConnection
-    self.role = role
-    self.peerAddress = peerAddress
-    self.peerPort = peerPort
-    self.tlsVersion = tlsVersion
-    self.dnsMs = dnsMs
-    self.connectMs = connectMs
-    self.tlsMs = tlsMs
+    // The memberwise initializer: one assigning each property of `self` made a copy of the whole
+    // record (its strings retained and released), at every record a ring's consumer reads.
+    self.init(
+      pid: pid, process: process, startUnixNs: startUnixNs, durationMs: durationMs, connectionId: connectionId,
+      scheme: scheme, method: method, host: host, redactedTarget: TargetRedaction.redact(target), status: status,
+      ttfbMs: ttfbMs, requestBytes: requestBytes, responseBytes: responseBytes, reusedConnection: reusedConnection,
+      role: role, peerAddress: peerAddress, peerPort: peerPort, tlsVersion: tlsVersion, dnsMs: dnsMs,
+      connectMs: connectMs, tlsMs: tlsMs)
   }
 }

@@ -5,80 +5,99 @@
 /// Strings are escaped so any Swift `String` yields valid JSON (a Swift `String` is always valid
 /// UTF-8: bytes from the wire decoded with `String(decoding:as:)` already carry U+FFFD for
 /// invalid sequences).
+///
+/// Bytes are written to a small inline buffer first, and reach the array a buffer-full at a time:
+/// an array append per field (a uniqueness and a capacity check, a generic copy) cost more than
+/// the field, at every record `elfhook run --output` writes.
 struct JSONWriter {
-  private(set) var bytes: [UInt8]
+  /// The bytes written, but for the last ones, still `pending`.
+  private var output: [UInt8]
+  private var pending = InlineArray<256, UInt8>(repeating: 0)
+  private var pendingCount = 0
   private var needsComma = false
 
   init(reservingCapacity capacity: Int = 384) {
-    bytes = []
-    bytes.reserveCapacity(capacity)
+    output = []
+    output.reserveCapacity(capacity)
   }
 
   /// A writer that appends to the bytes of `buffer`, which it takes over (leaving `buffer` empty)
   /// until ``finish(into:)`` hands them back: one buffer for many records.
   init(appendingTo buffer: inout [UInt8]) {
-    bytes = []
-    swap(&bytes, &buffer)
+    output = []
+    swap(&output, &buffer)
+  }
+
+  /// The bytes written so far.
+  var bytes: [UInt8] {
+    var copy = self
+    copy.flush()
+    return copy.output
   }
 
   /// Hands the bytes back to the buffer given to ``init(appendingTo:)``.
   mutating func finish(into buffer: inout [UInt8]) {
-    swap(&bytes, &buffer)
+    flush()
+    swap(&output, &buffer)
   }
 
   mutating func beginObject() {
-    bytes.append(UInt8(ascii: "{"))
+    append(UInt8(ascii: "{"))
     needsComma = false
   }
 
   mutating func endObject() {
-    bytes.append(UInt8(ascii: "}"))
+    append(UInt8(ascii: "}"))
     needsComma = true
   }
 
   /// Writes `,"key":` (or `"key":` for the first field). Keys are static snake_case ASCII.
   mutating func key(_ key: StaticString) {
-    // Assembled on the stack and appended at once: an append per byte cost more than the key.
-    let comma = needsComma ? 1 : 0
-    let count = comma + key.utf8CodeUnitCount + 3
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { text in
-      if comma == 1 { text[0] = UInt8(ascii: ",") }
-      text[comma] = UInt8(ascii: "\"")
-      key.withUTF8Buffer { name in
-        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(text)[(comma + 1)...])
-          .copyMemory(from: UnsafeRawBufferPointer(name))
+    let comma = needsComma
+    key.withUTF8Buffer { name in
+      write(atMost: name.count + 4) { output in
+        var count = 0
+        if comma {
+          output[0] = UInt8(ascii: ",")
+          count = 1
+        }
+        output[count] = UInt8(ascii: "\"")
+        (output + count + 1).update(from: name.baseAddress!, count: name.count)
+        count += name.count + 1
+        output[count] = UInt8(ascii: "\"")
+        output[count + 1] = UInt8(ascii: ":")
+        return count + 2
       }
-      text[count - 2] = UInt8(ascii: "\"")
-      text[count - 1] = UInt8(ascii: ":")
-      bytes.append(contentsOf: UnsafeBufferPointer(text))
     }
     needsComma = false
   }
 
   mutating func null() {
     appendLiteral("null")
+    needsComma = true
   }
 
   mutating func bool(_ value: Bool) {
     appendLiteral(value ? "true" : "false")
+    needsComma = true
   }
 
   mutating func string(_ value: String?) {
     guard let value else { return null() }
-    bytes.append(UInt8(ascii: "\""))
+    append(UInt8(ascii: "\""))
     var text = value
     text.withUTF8 { appendEscaped($0) }
-    bytes.append(UInt8(ascii: "\""))
+    append(UInt8(ascii: "\""))
     needsComma = true
   }
 
   mutating func strings(_ values: [String]) {
-    bytes.append(UInt8(ascii: "["))
+    append(UInt8(ascii: "["))
     for (index, value) in values.enumerated() {
-      if index > 0 { bytes.append(UInt8(ascii: ",")) }
+      if index > 0 { append(UInt8(ascii: ",")) }
       string(value)
     }
-    bytes.append(UInt8(ascii: "]"))
+    append(UInt8(ascii: "]"))
     needsComma = true
   }
 
@@ -90,7 +109,7 @@ struct JSONWriter {
 
   mutating func integer(_ value: Int64?) {
     guard let value else { return null() }
-    if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    if value < 0 { append(UInt8(ascii: "-")) }
     appendDigits(of: value.magnitude)
     needsComma = true
   }
@@ -102,14 +121,16 @@ struct JSONWriter {
     guard let value, value.isFinite else { return null() }
     let micros = (value * 1000).rounded()
     guard micros.magnitude < 9_007_199_254_740_992 else {
-      appendLiteral(value.description)
+      var text = value.description
+      text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+      needsComma = true
       return
     }
     let scaled = Int64(micros)
-    if scaled < 0 { bytes.append(UInt8(ascii: "-")) }
+    if scaled < 0 { append(UInt8(ascii: "-")) }
     let magnitude = scaled.magnitude
     appendDigits(of: magnitude / 1000)
-    bytes.append(UInt8(ascii: "."))
+    append(UInt8(ascii: "."))
     var fraction = magnitude % 1000
     var digits = 3
     while digits > 1 && fraction % 10 == 0 {
@@ -118,7 +139,7 @@ struct JSONWriter {
     }
     var divisor: UInt64 = digits == 3 ? 100 : digits == 2 ? 10 : 1
     while divisor > 0 {
-      bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / divisor % 10))
+      append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / divisor % 10))
       divisor /= 10
     }
     needsComma = true
@@ -139,31 +160,74 @@ struct JSONWriter {
 
   /// Ends the line with `\n` (JSON Lines' record separator).
   mutating func newline() {
-    bytes.append(UInt8(ascii: "\n"))
+    append(UInt8(ascii: "\n"))
   }
 
   // MARK: - Bytes
 
-  private mutating func appendLiteral(_ text: String) {
-    bytes.append(contentsOf: text.utf8)
-    needsComma = true
+  @inline(__always)
+  private mutating func append(_ byte: UInt8) {
+    if pendingCount == pending.count { flush() }
+    pending[pendingCount] = byte
+    pendingCount &+= 1
+  }
+
+  private mutating func append(_ text: UnsafeRawBufferPointer) {
+    guard let source = text.baseAddress else { return }
+    if text.count > pending.count - pendingCount {
+      flush()
+      guard text.count <= pending.count else {
+        output.append(contentsOf: text)
+        return
+      }
+    }
+    let offset = pendingCount
+    withUnsafeMutableBytes(of: &pending) {
+      $0.baseAddress!.advanced(by: offset).copyMemory(from: source, byteCount: text.count)
+    }
+    pendingCount += text.count
+  }
+
+  /// Writes at most `count` bytes (no more than the pending buffer holds) straight into it: `body`
+  /// gets where they go, and returns how many it wrote.
+  private mutating func write(atMost count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+    if count > pending.count - pendingCount { flush() }
+    let offset = pendingCount
+    let written = withUnsafeMutableBytes(of: &pending) {
+      body($0.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset)
+    }
+    pendingCount += written
+  }
+
+  private mutating func appendLiteral(_ text: StaticString) {
+    text.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+  }
+
+  /// Moves the pending bytes to `output`.
+  private mutating func flush() {
+    let count = pendingCount
+    guard count > 0 else { return }
+    withUnsafeBytes(of: &pending) { output.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    pendingCount = 0
   }
 
   private mutating func appendDigits(of value: UInt64) {
     if value < 10 {
-      bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+      append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
       return
     }
-    // Least significant digit first, from the end of a stack buffer: no temporary String or array.
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-      var start = digits.count
+    // Written in place least significant digit first, then put in order: no temporary String.
+    write(atMost: 20) { output in
+      var count = 0
       var rest = value
       while rest > 0 {
-        start -= 1
-        digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+        output[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
         rest /= 10
+        count += 1
       }
-      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+      var digits = UnsafeMutableBufferPointer(start: output, count: count)
+      digits.reverse()
+      return count
     }
   }
 
@@ -180,6 +244,11 @@ struct JSONWriter {
     let count = utf8.count
     while index < count {
       let byte = utf8[index]
+      // Printable ASCII but `"` and `\`: most bytes, passed over in this one test.
+      if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+        index += 1
+        continue
+      }
       let escapeLength: Int
       if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte == 0x7F {
         escapeLength = 1
@@ -193,24 +262,24 @@ struct JSONWriter {
         index += 1
         continue
       }
-      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-      bytes.append(UInt8(ascii: "\\"))
+      append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[runStart..<index])))
+      append(UInt8(ascii: "\\"))
       switch byte {
       case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-        bytes.append(byte)
+        append(byte)
       case 0xE2:
-        bytes.append(contentsOf: "u202".utf8)
-        bytes.append(utf8[index + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9"))
+        appendLiteral("u202")
+        append(utf8[index + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9"))
       case 0xEF:
-        bytes.append(contentsOf: "ufeff".utf8)
+        appendLiteral("ufeff")
       default:
-        bytes.append(contentsOf: "u00".utf8)
-        bytes.append(Self.hexDigits[Int(byte >> 4)])
-        bytes.append(Self.hexDigits[Int(byte & 0xF)])
+        appendLiteral("u00")
+        append(Self.hexDigits[Int(byte >> 4)])
+        append(Self.hexDigits[Int(byte & 0xF)])
       }
       index += escapeLength
       runStart = index
     }
-    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count]))
+    append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[runStart..<count])))
   }
 }
