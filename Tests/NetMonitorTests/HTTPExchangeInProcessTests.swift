@@ -45,6 +45,10 @@ struct HTTPExchangeInProcessTests {
     #expect(exchanges.allSatisfy { $0.role == .client && $0.peerAddress == "127.0.0.1" && $0.peerPort == server.port })
     #expect(exchanges[0].connectMs == connection.connectMs && exchanges[0].connectMs != nil)
     #expect(exchanges.dropFirst().allSatisfy { $0.connectMs == nil && $0.dnsMs == nil && $0.tlsMs == nil })
+    // Exchanges start on the wall clock, within their connection's lifetime.
+    let connectionEnd = connection.startUnixNs + UInt64(connection.durationMs * 1_000_000)
+    #expect(exchanges.allSatisfy { $0.startUnixNs >= connection.startUnixNs && $0.startUnixNs <= connectionEnd })
+    #expect(abs(Int(exchanges[0].startUnixNs / 1_000_000_000) - time(nil)) < 60)
   }
 
   @Test("a close-delimited response ends when the connection closes")

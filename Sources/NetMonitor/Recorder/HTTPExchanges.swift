@@ -1,6 +1,6 @@
 /// One request waiting for (or receiving) its response.
 struct PendingExchange {
-  var startUnixNanoseconds: UInt64 = 0
+  /// Monotonic; the record's wall-clock start is derived from it (see `responseEvent`).
   var start: UInt64 = 0
   var firstResponseByte: UInt64 = 0
   var request = HTTPHead()
@@ -81,7 +81,6 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       // Field by field: assigning a fresh `PendingExchange()` would write all its ~850 bytes; the
       // request's text bytes past their (now zero) lengths are never read.
       let exchange = pending((pointee.oldest + pointee.count) % HTTPExchanges.pendingCapacity)
-      exchange.pointee.startUnixNanoseconds = MonotonicClock.unixNow()
       exchange.pointee.start = now
       exchange.pointee.firstResponseByte = 0
       exchange.pointee.request.clearScalars()
@@ -128,7 +127,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.completed &+= 1
       RawRecord.emit { record in  // every field an http record reads (see `RawRecord.emit`)
         record.pointee.kind = RawRecord.Kind.http
-        record.pointee.startUnixNanoseconds = exchange.pointee.startUnixNanoseconds
+        // The wall clock at the connection's start plus the monotonic time since: one clock read
+        // per exchange fewer (~20 ns of vDSO), and records of one connection never go back in time.
+        record.pointee.startUnixNanoseconds =
+          context.core.pointee.startUnixNanoseconds &+ (exchange.pointee.start &- context.core.pointee.startNanoseconds)
         record.pointee.durationNanoseconds = now &- exchange.pointee.start
         record.pointer(to: \.core)!.update(from: context.core, count: 1)
         record.pointee.core.isTLS = context.isTLS ? 1 : 0
