@@ -18,6 +18,17 @@ struct RecordLayoutTests {
     #expect(MemoryLayout<cnm_address>.size == MemoryLayout<PeerAddress>.size)
   }
 
+  @Test("an http record's fields come first: few cache lines for the hooks to write, the consumer to read")
+  func httpFieldsFirst() {
+    let core = MemoryLayout<RawRecord>.offset(of: \.core)!
+    let head = MemoryLayout<RawRecord>.offset(of: \.httpRequest)!
+    #expect(MemoryLayout<RawRecord>.offset(of: \.httpResponseBytes)! + 8 <= core && core <= 64)
+    #expect(ConnectionCore.scalarBytes == MemoryLayout<ConnectionCore>.size - MemoryLayout<FixedText<128>>.size)
+    // Record start, the connection's scalars, the head's scalars and method: five lines of 64 bytes.
+    #expect(head - core - ConnectionCore.scalarBytes == MemoryLayout<FixedText<128>>.stride)
+    #expect(core + ConnectionCore.scalarBytes <= 4 * 64, "scalars end at \(core + ConnectionCore.scalarBytes)")
+  }
+
   @Test("a dns record written in C reads back as the lookup it was")
   func dnsRecordRoundTrip() throws {
     var answers: UnsafeMutablePointer<addrinfo>?

@@ -17,8 +17,6 @@ struct ConnectionCore: BitwiseCopyable {
   /// 1 when a name resolution in this process returned the peer's address.
   var hasDNS: UInt8 = 0
   var peer = PeerAddress()
-  /// The name the peer's address was resolved from (getaddrinfo), or the TLS server name.
-  var host = FixedText<128>()
   var dnsNanoseconds: UInt64 = 0
   var startUnixNanoseconds: UInt64 = 0
   var startNanoseconds: UInt64 = 0
@@ -36,6 +34,12 @@ struct ConnectionCore: BitwiseCopyable {
   /// The failed call (``HookedCall``) and its errno / SSL error; 0 when none.
   var errorCall: UInt8 = 0
   var errorCode: Int32 = 0
+  /// The name the peer's address was resolved from (getaddrinfo), or the TLS server name. Last:
+  /// an http record copies the core up to here (``scalarBytes``), as it never reads the host.
+  var host = FixedText<128>()
+
+  /// The bytes before ``host``: everything an http record reads of its connection.
+  static var scalarBytes: Int { MemoryLayout<ConnectionCore>.offset(of: \.host)! }
 
   enum Role {
     static let client: UInt8 = 1

@@ -132,7 +132,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         record.pointee.startUnixNanoseconds =
           context.core.pointee.startUnixNanoseconds &+ (exchange.pointee.start &- context.core.pointee.startNanoseconds)
         record.pointee.durationNanoseconds = now &- exchange.pointee.start
-        record.pointer(to: \.core)!.update(from: context.core, count: 1)
+        UnsafeMutableRawPointer(record.pointer(to: \.core)!).copyMemory(
+          from: context.core, byteCount: ConnectionCore.scalarBytes)
         record.pointee.core.isTLS = context.isTLS ? 1 : 0
         HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)
         record.pointee.httpStatus = status

@@ -23,16 +23,20 @@ struct RawRecord {
   var pid: Int32 = 0
   var startUnixNanoseconds: UInt64 = 0
   var durationNanoseconds: UInt64 = 0
-  /// The connection (connection records).
-  var core = ConnectionCore()
-  /// The exchange (http records): the request's head, the response status, time to first byte
-  /// (+1, so 0 means "no response byte"), sizes, and whether the connection served one before.
-  var httpRequest = HTTPHead()
+  // Layout: what an http record reads comes first, so that writing and reading one touches as few
+  // cache lines as possible (the producer's core and the consumer's are two): the exchange's
+  // numbers, the connection's scalars (``ConnectionCore/scalarBytes``), the request head's
+  // scalars and method and the start of its target; then the text further in.
+  /// The exchange (http records): the response status, whether the connection served one before,
+  /// time to first byte (+1, so 0 means "no response byte"), sizes, and the request's head.
   var httpStatus: UInt16 = 0
+  var httpReused = false
   var httpFirstByteNanoseconds: UInt64 = 0
   var httpRequestBytes: UInt64 = 0
   var httpResponseBytes: UInt64 = 0
-  var httpReused = false
+  /// The connection (connection records; an http record's carries all but the host).
+  var core = ConnectionCore()
+  var httpRequest = HTTPHead()
 
   /// Reserves a queue slot, lets `fill` write the record, and publishes it. When the queue is full
   /// the record is dropped and counted: the hooks never block the host.
