@@ -28,12 +28,7 @@ final class RecordOutputFile {
 
   deinit { close(descriptor) }
 
-  /// Appends `text` (whole lines): what is written is on disk even if `elfhook` is killed later.
-  func append(_ text: String) throws(CommandFailure) {
-    if !writeAll(descriptor, text) { throw .input("cannot write \(path): \(String(cString: strerror(errno)))") }
-  }
-
-  /// Appends `bytes` (whole lines), likewise.
+  /// Appends `bytes` (whole lines): what is written is on disk even if `elfhook` is killed later.
   func append(_ bytes: [UInt8]) throws(CommandFailure) {
     let written = bytes.withUnsafeBytes { writeAll(descriptor, $0) }
     if !written { throw .input("cannot write \(path): \(String(cString: strerror(errno)))") }

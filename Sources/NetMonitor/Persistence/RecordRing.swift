@@ -74,10 +74,8 @@ public final class RecordRing {
     let end = cnm_queue_write_position(queue)
     var position = first
     while position != end {
-      if let slot = cnm_queue_published_slot(queue, position),
-        let transaction = RawRecord.transaction(at: slot, process: process, cache: &textCache)
-      {
-        body(transaction)
+      if let slot = cnm_queue_published_slot(queue, position) {
+        _ = RawRecord.withTransaction(at: slot, process: process, cache: &textCache, body)
       }
       position &+= 1
     }

@@ -8,8 +8,8 @@ extension RawRecord {
   static func transaction(at slot: UnsafeRawPointer, process: String, cache: inout RecordTextCache) -> Transaction? {
     switch slot.load(as: UInt8.self) {
     case Kind.dns: .dns(slot.load(as: cnm_dns_record.self).dnsRecord(process: process))
-    case Kind.connection, Kind.http:
-      record(at: slot).transaction(process: process, cache: &cache)
+    case Kind.connection: .connection(record(at: slot).connectionRecord(process: process, cache: &cache))
+    case Kind.http: .http(record(at: slot).httpRecord(process: process, cache: &cache))
     default: nil
     }
   }
@@ -38,14 +38,6 @@ extension RawRecord {
 /// fields are never copied whole, and text is decoded straight from the slot's bytes up to its
 /// length, or taken from `cache` when the previous record had the same bytes.
 extension UnsafePointer where Pointee == RawRecord {
-  fileprivate func transaction(process: String, cache: inout RecordTextCache) -> Transaction? {
-    switch pointee.kind {
-    case RawRecord.Kind.connection: .connection(connectionRecord(process: process, cache: &cache))
-    case RawRecord.Kind.http: .http(httpRecord(process: process, cache: &cache))
-    default: nil
-    }
-  }
-
   private var durationMilliseconds: Double { Double(pointee.durationNanoseconds) / 1_000_000 }
 
   private var core: UnsafePointer<ConnectionCore> { pointer(to: \.core)! }
