@@ -10,9 +10,24 @@ The samples file has one sample per line: KEY VALUE. Commands (each prints one l
                                         their range, e.g. "0.62× (0.55–0.70)"
   stats.py FILE diff KEY BASE [DIGITS]  the same for KEY - BASE, e.g. "+4.1 (+3.2–+5.0)"
   stats.py FILE pair ratio|diff KEY BASE  that median alone, unformatted
+  stats.py FILE interval KEY BASE [DIGITS]
+                                        the median of the pairs' ratios with its 95% confidence
+                                        interval (bootstrap), e.g. "0.975× (95% CI 0.962–0.988)";
+                                        with fewer than 10 pairs, the median alone
+  stats.py FILE bounds KEY BASE         "MEDIAN LOW HIGH" of that, unformatted
 """
+import random
 import statistics
 import sys
+
+
+def median_interval(ratios, resamples=10000):
+    """The median of `ratios` and a 95% confidence interval for it: the 2.5th and 97.5th
+    percentiles of the medians of `resamples` resamples drawn with replacement (a percentile
+    bootstrap; seeded, so a report can be reproduced from its samples)."""
+    draw = random.Random(1)
+    medians = sorted(statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return statistics.median(ratios), medians[int(resamples * 0.025)], medians[int(resamples * 0.975) - 1]
 
 
 def load(path):
@@ -44,6 +59,24 @@ def main(argv):
         pairs = list(zip(samples.get(key, []), samples.get(base, [])))
         results = [a / b if kind == "ratio" else a - b for a, b in pairs if kind != "ratio" or b != 0]
         print(statistics.median(results) if results else "–")
+        return
+    if command in ("interval", "bounds"):
+        base = samples.get(argv[4], [])
+        ratios = [a / b for a, b in zip(values, base) if b != 0]
+        if len(ratios) < 2:
+            print("–" if command == "interval" else "")
+            return
+        if len(ratios) < 10:
+            middle = statistics.median(ratios)
+            print(f"{middle} {middle} {middle}" if command == "bounds" else
+                  f"{number(middle, int(argv[5]) if len(argv) > 5 else 3)}× (too few pairs for an interval)")
+            return
+        middle, low, high = median_interval(ratios)
+        if command == "bounds":
+            print(middle, low, high)
+        else:
+            digits = int(argv[5]) if len(argv) > 5 else 3
+            print(f"{number(middle, digits)}× (95% CI {number(low, digits)}–{number(high, digits)})")
         return
     if command == "count":
         print(len(values))
