@@ -51,6 +51,36 @@ struct HTTPExchangeInProcessTests {
     #expect(abs(Int(exchanges[0].startUnixNs / 1_000_000_000) - time(nil)) < 60)
   }
 
+  @Test("a request that repeats the last one keeps its own target, one at a time or pipelined")
+  func repeatedRequests() throws {
+    let server = try LoopbackServer()
+    func request(_ size: Int) -> String { "GET /bytes/\(size) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n" }
+    // The request parser compares a request equal to the last one instead of parsing it, and the
+    // pending exchange then keeps the copy of its head it already has (`requestSerial`): each
+    // record must still name its own request, whether it repeats the last, follows another, or
+    // shares the pending slots with a pipelined one.
+    let alone = [10, 10, 20, 10, 10]
+    let pipelined = [20, 10]
+    let (_, records) = try SharedMonitor.records { () throws -> Void in
+      let fd = try Sockets.connect(server.port)
+      defer { close(fd) }
+      for size in alone {
+        try Sockets.sendAll(fd, request(size))
+        _ = try Sockets.receiveResponses(fd, count: 1)
+      }
+      try Sockets.sendAll(fd, pipelined.map(request).joined())
+      _ = try Sockets.receiveResponses(fd, count: pipelined.count)
+      try Sockets.sendAll(fd, request(10))
+      _ = try Sockets.receiveResponses(fd, count: 1)
+    }
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let exchanges = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
+    let sizes = alone + pipelined + [10]
+    #expect(exchanges.map(\.target) == sizes.map { "/bytes/\($0)" })
+    #expect(exchanges.map(\.requestBytes) == sizes.map { UInt64(request($0).utf8.count) })
+    #expect(exchanges.allSatisfy { $0.method == "GET" && $0.host == "127.0.0.1:\(server.port)" && $0.status == 200 })
+  }
+
   @Test("a close-delimited response ends when the connection closes")
   func closeDelimited() throws {
     let server = try LoopbackServer()

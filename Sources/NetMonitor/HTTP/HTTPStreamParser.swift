@@ -41,6 +41,11 @@ public struct HTTPStreamParser: Sendable {
   var pendingKinds: UInt64
   /// Bytes scanned in the current head, or chunk-size line and trailer section.
   var scanBytes: UInt32
+  /// Changes whenever ``head`` is parsed anew, and only then (not when a head repeats the last one,
+  /// ``HTTPHeadMemo``): whoever copied the head and its serial knows whether the copy is still
+  /// the head, but for its ``HTTPHead/bodyFraming`` (decided for each message: a response's by
+  /// the request it answers). 0 before the first head.
+  public internal(set) var headSerial: UInt32
   /// Where the parser is.
   var phase: Phase
   /// The header whose value is being parsed.
@@ -77,6 +82,7 @@ public struct HTTPStreamParser: Sendable {
     messageBytes = 0
     pendingKinds = 0
     scanBytes = 0
+    headSerial = 0
     phase = .idle
     field = .other
     matchIndex = 0
@@ -197,14 +203,17 @@ public struct HTTPStreamParser: Sendable {
 
   /// Ends the stream (the connection closed): completes a close-delimited response body, reports a
   /// message cut short as ``HTTPStreamEvent/messageIncomplete(totalBytes:)``, and resets the parser to
-  /// its zero state.
+  /// its zero state but for ``headSerial``, which goes on (a copy made before must not match a head
+  /// parsed after).
   public mutating func finish(onEvent: HTTPStreamEventHandler) {
     switch phase {
     case .idle, .gaveUp, .tunnel: break
     case .untilClose: report(.messageComplete(totalBytes: messageBytes), to: onEvent)
     default: report(.messageIncomplete(totalBytes: messageBytes), to: onEvent)
     }
+    let serial = headSerial
     self = HTTPStreamParser()
+    headSerial = serial
   }
 
   /// Reports a request sent (or received) on this connection to the parser of its responses, so that the
@@ -233,6 +242,7 @@ public struct HTTPStreamParser: Sendable {
     if !keepingHead {
       head.clearScalars()  // the text arrays are only read up to their lengths
       headMemo.forget()
+      headSerial &+= 1
     }
     messageBytes = 0
     scanBytes = 0

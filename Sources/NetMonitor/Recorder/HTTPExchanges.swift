@@ -3,10 +3,17 @@ struct PendingExchange {
   /// Monotonic; the record's wall-clock start is derived from it (see `responseEvent`).
   var start: UInt64 = 0
   var firstResponseByte: UInt64 = 0
-  var request = HTTPHead()
   var requestBytes: UInt64 = 0
   /// Bytes of informational (1xx) responses that came before the final one.
   var informationalBytes: UInt64 = 0
+  /// The request parser's ``HTTPStreamParser/headSerial`` when its head was copied into
+  /// ``request``: a request that repeats the last one (the same head, not parsed again) finds its
+  /// copy made already, when it lands in the same slot (the only slot of a keep-alive connection
+  /// with one request at a time). 0: no copy.
+  var requestSerial: UInt32 = 0
+  /// This exchange's request head is complete, and is ``request``.
+  var hasRequest = false
+  var request = HTTPHead()
 }
 
 /// The HTTP/1.x exchanges of one connection, read from its bytes: a parser per direction and the
@@ -78,18 +85,25 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         pointee.oldest = (pointee.oldest + 1) % HTTPExchanges.pendingCapacity
         pointee.count -= 1
       }
-      // Field by field: assigning a fresh `PendingExchange()` would write all its ~850 bytes; the
-      // request's text bytes past their (now zero) lengths are never read.
+      // Field by field: assigning a fresh `PendingExchange()` would write all its ~850 bytes. The
+      // request head it may hold from an earlier exchange is kept: it is this one's too when this
+      // request repeats that one (`requestSerial`).
       let exchange = pending((pointee.oldest + pointee.count) % HTTPExchanges.pendingCapacity)
       exchange.pointee.start = now
       exchange.pointee.firstResponseByte = 0
-      exchange.pointee.request.clearScalars()
       exchange.pointee.requestBytes = 0
       exchange.pointee.informationalBytes = 0
+      exchange.pointee.hasRequest = false
       pointee.count += 1
     case .headComplete:
       if let index = newestIndex {
-        HTTPHead.copyReadableBytes(from: head, to: pending(index).pointer(to: \.request)!)
+        let exchange = pending(index)
+        let serial = pointee.requests.headSerial
+        if exchange.pointee.requestSerial != serial {
+          HTTPHead.copyReadableBytes(from: head, to: exchange.pointer(to: \.request)!)
+          exchange.pointee.requestSerial = serial
+        }
+        exchange.pointee.hasRequest = true
         pointee.responses.expectResponse(to: head.pointee.requestKind)
       }
     case .messageComplete(let total), .messageIncomplete(let total):
@@ -135,7 +149,11 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         UnsafeMutableRawPointer(record.pointer(to: \.core)!).copyMemory(
           from: context.core, byteCount: ConnectionCore.scalarBytes)
         record.pointee.core.isTLS = context.isTLS ? 1 : 0
-        HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)
+        if exchange.pointee.hasRequest {
+          HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)
+        } else {
+          record.pointee.httpRequest.clearScalars()  // the response came before the request's head ended
+        }
         record.pointee.httpStatus = status
         record.pointee.httpFirstByteNanoseconds =
           exchange.pointee.firstResponseByte == 0 ? 0 : exchange.pointee.firstResponseByte &- exchange.pointee.start &+ 1

@@ -58,6 +58,38 @@ enum Sockets {
     return received
   }
 
+  /// Reads `count` responses with `Content-Length` bodies, and nothing after them (the peer sends
+  /// no more until asked); returns their bytes.
+  static func receiveResponses(_ fd: Int32, count: Int) throws -> [UInt8] {
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    func end(ofResponseAt start: Int) -> Int? {
+      guard let blank = received.indices.dropFirst(start).dropLast(3).first(where: {
+        received[$0..<$0 + 4].elementsEqual("\r\n\r\n".utf8)
+      }) else { return nil }
+      let head = String(decoding: received[start..<blank], as: UTF8.self).lowercased()
+      let length = head.split(separator: "\r\n").lazy.compactMap { line in
+        line.hasPrefix("content-length:")
+          ? Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) : nil
+      }.first ?? 0
+      return received.count >= blank + 4 + length ? blank + 4 + length : nil
+    }
+    var complete = 0
+    var start = 0
+    while complete < count {
+      if let end = end(ofResponseAt: start) {
+        complete += 1
+        start = end
+        continue
+      }
+      let got = recv(fd, &buffer, buffer.count, 0)
+      if got < 0 { throw Failure(call: "recv", code: errno) }
+      if got == 0 { break }
+      received += buffer[0..<got]
+    }
+    return received
+  }
+
   /// The kernel's own byte counts of a TCP socket (`TCP_INFO`: `tcpi_bytes_acked`,
   /// `tcpi_bytes_received`; offsets from <linux/tcp.h>, which glibc's struct stops short of).
   static func kernelByteCounts(_ fd: Int32) -> (acked: UInt64, received: UInt64)? {
