@@ -19,12 +19,14 @@ cnm_traffic_callback cnm_on_sent;
 #define SLOT(fd) ((void *)(cnm_states + (size_t)(fd) * cnm_slot_size))
 
 /* Counts the bytes in C when Swift has nothing to do with them; else hands them to Swift (which
- * also binds the socket to the SSL call running on this thread, when there is one). */
+ * also binds the socket to the SSL call running on this thread, when there is one). A call that
+ * moved nothing (an error, EAGAIN, end of stream) is nobody's business here. */
 static inline void account(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
                            ssize_t result) {
+  if (result <= 0) return;
   cnm_connection_head *head = SLOT(fd);
   uint8_t watched = received ? head->watch_received : head->watch_sent;
-  if (result > 0 && !watched && (head->is_tls || !cnm_current_ssl)) {
+  if (!watched && (head->is_tls || !cnm_current_ssl)) {
     __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
   } else {
     (received ? cnm_on_received : cnm_on_sent)(SLOT(fd), buffer, vector, vector_count, result);

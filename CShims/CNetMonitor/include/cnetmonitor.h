@@ -292,8 +292,8 @@ typedef struct cnm_connection_head {
   uint8_t reserved[5];
 } cnm_connection_head;
 
-/* The Swift slow path, set by NetMonitor.start: `result` bytes moved on the connection in `slot`
- * (result <= 0: nothing moved, or an error). The bytes are in `buffer`, or in `vector` (readv,
+/* The Swift slow path, set by NetMonitor.start: `result` bytes (> 0) moved on the connection in
+ * `slot`; calls that moved nothing are not passed on. The bytes are in `buffer`, or in `vector` (readv,
  * recvmsg, writev, sendmsg); sendfile passes neither. */
 typedef void (*cnm_traffic_callback)(void *slot, const void *buffer, const struct iovec *vector, int vector_count,
                                      ssize_t result);

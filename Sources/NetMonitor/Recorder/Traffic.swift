@@ -5,31 +5,28 @@ import Glibc
 /// check and a byte load for every other descriptor. Nothing here allocates, locks or does I/O,
 /// and errno is put back wherever a call could change it.
 enum Traffic {
-  /// `count` bytes arrived on `slot`'s socket (`read`, `recv`, …), in `bytes`. Called by the C
-  /// hooks only while Swift watches (see `cnm_connection_head`).
+  /// `count` bytes (> 0) arrived on `slot`'s socket (`read`, `recv`, …), in `bytes`. Called by the
+  /// C hooks only while Swift watches (see `cnm_connection_head`).
   @inline(__always)
   static func received(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
-    guard count > 0 else { return }
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.head.bytes_received, UInt64(count))
     bindCurrentSSL(slot)
     if slot.pointee.head.is_tls == 0 { parse(slot, bytes, count, fromPeer: true) }
-    updateWatch(slot)
   }
 
-  /// `count` bytes left through `slot`'s socket (`write`, `send`, `sendfile`, …), from `bytes`.
+  /// `count` bytes (> 0) left through `slot`'s socket (`write`, `send`, `sendfile`, …), from `bytes`.
   @inline(__always)
   static func sent(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int) {
-    guard count > 0 else { return }
     establishIfConnecting(slot)
     cnm_add_u64(&slot.pointee.head.bytes_sent, UInt64(count))
     bindCurrentSSL(slot)
     if slot.pointee.head.is_tls == 0 { parse(slot, bytes, count, fromPeer: false) }
-    updateWatch(slot)
   }
 
   /// Tells the C hooks which directions Swift still needs to see: both while a connect is in
-  /// progress; then a direction while HTTP is still read from its socket bytes.
+  /// progress; then a direction while HTTP is still read from its socket bytes. Called whenever
+  /// that changes: the connection established, its bytes found to be TLS, a parser given up.
   static func updateWatch(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
@@ -50,6 +47,7 @@ enum Traffic {
     guard let ssl = cnm_get_current_ssl(), slot.pointee.head.is_tls == 0 else { return }
     cnm_ssl_map_put(ssl, slot.pointee.core.fd)
     slot.pointee.head.is_tls = 1
+    updateWatch(slot)
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, cnm_get_current_ssl_start())
   }
 
@@ -114,6 +112,7 @@ enum Traffic {
         exchanges.responseBytes(piece, now: now, context: context)
       }
     }
+    if requests ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { updateWatch(slot) }
   }
 
   /// A non-blocking connect whose completion the host never asked about (SO_ERROR) is
