@@ -33,25 +33,17 @@ static inline void account(int fd, bool received, const void *buffer, const stru
   }
 }
 
-/* The entry's head is read right after the system call, which takes a microsecond or more; a
- * server has served its other connections since this one's last call, and the line is usually
- * out of cache by then (perf: three quarters of tracked_recv's time was that one load). Fetched
- * before the call, the miss overlaps it. */
-#define WARM(fd) __builtin_prefetch(SLOT(fd), 1, 3)
-
 /* ---- tracked connections ------------------------------------------------------------------------ */
 
 #define TRACKED_PATH __attribute__((used, noinline)) static ssize_t
 
 TRACKED_PATH tracked_read(int fd, void *buffer, size_t count) {
-  WARM(fd);
   ssize_t result = cnm_originals.read(fd, buffer, count);
   account(fd, true, buffer, NULL, 0, result);
   return result;
 }
 
 TRACKED_PATH tracked_readv(int fd, const struct iovec *vector, int count) {
-  WARM(fd);
   ssize_t result = cnm_originals.readv(fd, vector, count);
   account(fd, true, NULL, vector, count, result);
   return result;
@@ -59,7 +51,6 @@ TRACKED_PATH tracked_readv(int fd, const struct iovec *vector, int count) {
 
 /* MSG_PEEK leaves the bytes in the socket: they are counted when they are read for real. */
 TRACKED_PATH tracked_recv(int fd, void *buffer, size_t count, int flags) {
-  WARM(fd);
   ssize_t result = cnm_originals.recv(fd, buffer, count, flags);
   if (!(flags & MSG_PEEK)) account(fd, true, buffer, NULL, 0, result);
   return result;
@@ -67,35 +58,30 @@ TRACKED_PATH tracked_recv(int fd, void *buffer, size_t count, int flags) {
 
 TRACKED_PATH tracked_recvfrom(int fd, void *buffer, size_t count, int flags, struct sockaddr *address,
                               socklen_t *length) {
-  WARM(fd);
   ssize_t result = cnm_originals.recvfrom(fd, buffer, count, flags, address, length);
   if (!(flags & MSG_PEEK)) account(fd, true, buffer, NULL, 0, result);
   return result;
 }
 
 TRACKED_PATH tracked_recvmsg(int fd, struct msghdr *message, int flags) {
-  WARM(fd);
   ssize_t result = cnm_originals.recvmsg(fd, message, flags);
   if (!(flags & MSG_PEEK) && message) account(fd, true, NULL, message->msg_iov, (int)message->msg_iovlen, result);
   return result;
 }
 
 TRACKED_PATH tracked_write(int fd, const void *buffer, size_t count) {
-  WARM(fd);
   ssize_t result = cnm_originals.write(fd, buffer, count);
   account(fd, false, buffer, NULL, 0, result);
   return result;
 }
 
 TRACKED_PATH tracked_writev(int fd, const struct iovec *vector, int count) {
-  WARM(fd);
   ssize_t result = cnm_originals.writev(fd, vector, count);
   account(fd, false, NULL, vector, count, result);
   return result;
 }
 
 TRACKED_PATH tracked_send(int fd, const void *buffer, size_t count, int flags) {
-  WARM(fd);
   ssize_t result = cnm_originals.send(fd, buffer, count, flags);
   account(fd, false, buffer, NULL, 0, result);
   return result;
@@ -103,14 +89,12 @@ TRACKED_PATH tracked_send(int fd, const void *buffer, size_t count, int flags) {
 
 TRACKED_PATH tracked_sendto(int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address,
                             socklen_t length) {
-  WARM(fd);
   ssize_t result = cnm_originals.sendto(fd, buffer, count, flags, address, length);
   account(fd, false, buffer, NULL, 0, result);
   return result;
 }
 
 TRACKED_PATH tracked_sendmsg(int fd, const struct msghdr *message, int flags) {
-  WARM(fd);
   ssize_t result = cnm_originals.sendmsg(fd, message, flags);
   if (message) account(fd, false, NULL, message->msg_iov, (int)message->msg_iovlen, result);
   return result;
@@ -118,14 +102,12 @@ TRACKED_PATH tracked_sendmsg(int fd, const struct msghdr *message, int flags) {
 
 /* The bytes come from a file, not from memory: they are counted, their content is not seen. */
 TRACKED_PATH tracked_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
-  WARM(out_fd);
   ssize_t result = cnm_originals.sendfile(out_fd, in_fd, offset, count);
   account(out_fd, false, NULL, NULL, 0, result);
   return result;
 }
 
 TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count) {
-  WARM(out_fd);
   ssize_t result = cnm_originals.sendfile64(out_fd, in_fd, offset, count);
   account(out_fd, false, NULL, NULL, 0, result);
   return result;
