@@ -14,7 +14,8 @@ The samples file has one sample per line: KEY VALUE. Commands (each prints one l
                                         the median of the pairs' ratios with its 95% confidence
                                         interval (bootstrap), e.g. "0.975× (95% CI 0.962–0.988)";
                                         with fewer than 10 pairs, the median alone
-  stats.py FILE bounds KEY BASE         "MEDIAN LOW HIGH" of that, unformatted
+  stats.py FILE bounds KEY BASE         "MEDIAN LOW HIGH" of that, unformatted (MEDIAN alone with
+                                        fewer than 10 pairs)
 """
 import random
 import statistics
@@ -68,7 +69,7 @@ def main(argv):
             return
         if len(ratios) < 10:
             middle = statistics.median(ratios)
-            print(f"{middle} {middle} {middle}" if command == "bounds" else
+            print(f"{middle}" if command == "bounds" else
                   f"{number(middle, int(argv[5]) if len(argv) > 5 else 3)}× (too few pairs for an interval)")
             return
         middle, low, high = median_interval(ratios)
