@@ -4,6 +4,9 @@ import NetMonitor
 /// host and endpoint tables it was counted in. A server's records mostly repeat the last one's
 /// request, with the very same strings (a ring's consumer reuses them: `RecordTextCache`): then
 /// the request is counted in the same rows, without making its keys, redacting or hashing again.
+///
+/// When the request was read from a ring's slot, its bytes are kept too (``bytes``): a record still
+/// in its slot with the same bytes repeats the request, and is counted without being decoded.
 struct RepeatedRequest {
   private let method: String
   private let header: String?
@@ -11,6 +14,9 @@ struct RepeatedRequest {
   private let target: String
   let hostRow: Int
   let endpointRow: Int
+  /// The bytes the strings above were decoded from, once ``capture(_:)`` took them; until then
+  /// they match no record.
+  private var bytes = HTTPRequestBytes()
 
   init(_ http: HTTPRecord, hostRow: Int, endpointRow: Int) {
     method = http.method
@@ -27,4 +33,12 @@ struct RepeatedRequest {
   func repeats(_ http: HTTPRecord) -> Bool {
     scheme == http.scheme && target == http.target && method == http.method && header == http.host
   }
+
+  /// Whether the record in a slot has the bytes this request was read from last: then it decodes
+  /// to the same method, `Host`, scheme and target.
+  func repeats(_ http: HTTPRecordView) -> Bool { bytes.matches(http) }
+
+  /// Keeps the bytes of `http`, a record just counted as this request (`repeats` was true of its
+  /// decoded record, or it made this one).
+  mutating func capture(_ http: HTTPRecordView) { bytes.capture(http) }
 }

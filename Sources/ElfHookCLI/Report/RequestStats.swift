@@ -12,16 +12,27 @@ struct RequestStats {
   private(set) var durations = DurationSamples()
 
   mutating func add(_ http: HTTPRecord) {
+    add(durationMs: http.durationMs, isFailure: http.isFailure, sent: http.requestBytes, received: http.responseBytes)
+  }
+
+  /// Counts a request from its numbers: an ``HTTPRecord``'s, or those of a record still in its
+  /// ring slot (``HTTPRecordView``), which is counted without being decoded.
+  mutating func add(durationMs: Double, isFailure: Bool, sent: UInt64, received: UInt64) {
     requests += 1
-    if http.isFailure { errors += 1 }
-    bytesSent += http.requestBytes
-    bytesReceived += http.responseBytes
-    durations.add(http.durationMs)
+    if isFailure { errors += 1 }
+    bytesSent += sent
+    bytesReceived += received
+    durations.add(durationMs)
   }
 }
 
 extension HTTPRecord {
   /// A server error (status 500 and above) or no response at all (the connection failed or closed
   /// first). 4xx statuses are the client's answer, not a failure of the exchange.
+  var isFailure: Bool { status.map { $0 >= 500 } ?? true }
+}
+
+extension HTTPRecordView {
+  /// ``HTTPRecord/isFailure`` of the record in the slot.
   var isFailure: Bool { status.map { $0 >= 500 } ?? true }
 }

@@ -37,6 +37,8 @@ struct TransactionSummary {
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
   private(set) var slowest: SlowestRequests
   private(set) var records = 0
+  /// The http records counted from their ring slot's numbers, not decoded (``add(_:)-(RecordSlot)``).
+  private(set) var recordsCountedInPlace = 0
   /// From the earliest start to the latest end of the records, in nanoseconds since the Unix
   /// epoch; `nil` before the first record.
   private(set) var span: ClosedRange<UInt64>?
@@ -69,6 +71,40 @@ struct TransactionSummary {
       extendSpan(start: lookup.startUnixNs, durationMs: lookup.durationMs)
       add(lookup)
     }
+  }
+
+  /// A record still in its ring slot: counted from its numbers when it repeats the last http
+  /// record's request (the bytes it was read from) and is not among the slowest, which is most
+  /// records of a server answering the same request over and over; decoded and added otherwise.
+  /// Either way the summary ends up the same as with ``add(_:)-(Transaction)``: the numbers are
+  /// the ones the record decodes to, and everything else the summary reads of a request (its
+  /// strings, for the rows, and the whole record, for the slowest) is the same as the last one's
+  /// or not needed.
+  mutating func add(_ slot: RecordSlot) {
+    guard let http = slot.http else {
+      slot.withTransaction { add($0) }
+      return
+    }
+    let durationMs = http.durationMs
+    if lastRequest?.repeats(http) == true, !slowest.keeps(durationMs: durationMs) {
+      let (hostRow, endpointRow) = (lastRequest.unsafelyUnwrapped.hostRow, lastRequest.unsafelyUnwrapped.endpointRow)
+      records += 1
+      recordsCountedInPlace += 1
+      extendSpan(start: http.startUnixNs, durationMs: durationMs)
+      let isFailure = http.isFailure
+      let (sent, received) = (http.requestBytes, http.responseBytes)
+      requests.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
+      hostStats.update(at: hostRow) {
+        $0.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
+      }
+      endpointStats.update(at: endpointRow) {
+        $0.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
+      }
+      return
+    }
+    slot.withTransaction { add($0) }
+    // `lastRequest` is now this record's request (repeated or new): keep the bytes it came from.
+    lastRequest?.capture(http)
   }
 
   private mutating func add(_ http: HTTPRecord) {
