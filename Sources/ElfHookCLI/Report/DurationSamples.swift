@@ -18,14 +18,23 @@ struct DurationSamples {
   mutating func add(_ milliseconds: Double) {
     guard milliseconds.isFinite else { return }
     maximum = max(maximum, milliseconds)
-    if histogram != nil {
-      histogram!.add(Float(milliseconds))
-    } else if values.count < Self.exactCapacity {
+    if histogram == nil && values.count < Self.exactCapacity {
       values.append(Float(milliseconds))
+    } else {
+      addToHistogram(Float(milliseconds))
+    }
+  }
+
+  /// Past the exact durations: kept out of `add`, which is then small enough to be inlined where
+  /// every request is counted (three rows per request).
+  @inline(never)
+  private mutating func addToHistogram(_ milliseconds: Float) {
+    if histogram != nil {
+      histogram!.add(milliseconds)
     } else {
       var histogram = DurationHistogram()
       for value in values { histogram.add(value) }
-      histogram.add(Float(milliseconds))
+      histogram.add(milliseconds)
       self.histogram = histogram
       values = []
     }

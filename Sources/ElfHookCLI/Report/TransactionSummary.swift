@@ -41,7 +41,11 @@ struct TransactionSummary {
   private(set) var recordsCountedInPlace = 0
   /// From the earliest start to the latest end of the records, in nanoseconds since the Unix
   /// epoch; `nil` before the first record.
-  private(set) var span: ClosedRange<UInt64>?
+  var span: ClosedRange<UInt64>? { spanStart <= spanEnd ? spanStart...spanEnd : nil }
+  /// Kept as two numbers, a record's end never before its start: `UInt64.max` and 0 (no span)
+  /// until the first record. An optional range was rebuilt at every record.
+  private var spanStart = UInt64.max
+  private var spanEnd: UInt64 = 0
 
   /// Enough for every endpoint of a real API; paths that embed ids (`/users/1234`) would grow the
   /// table without bound.
@@ -165,6 +169,7 @@ struct TransactionSummary {
 
   private mutating func extendSpan(start: UInt64, durationMs: Double) {
     let end = start + (durationMs.isFinite && durationMs > 0 ? UInt64(durationMs * 1_000_000) : 0)
-    span = span.map { min($0.lowerBound, start)...max($0.upperBound, end) } ?? start...end
+    spanStart = min(spanStart, start)
+    spanEnd = max(spanEnd, end)
   }
 }
