@@ -83,8 +83,12 @@ struct SummaryFromSlotsTests {
   }
 
   /// The records added to two summaries through one slot, rewritten for each record as a ring's
-  /// slot is: in place, and decoded. Each path has its own text cache, as each ring has.
-  static func summaries(of records: [RawRecord], slowest: Int = 10) -> (inPlace: TransactionSummary, decoded: TransactionSummary) {
+  /// slot is: in place (`add(slotsFrom:)`, in drains of `drainSizes` records in turn, as a run
+  /// drains what has come since the last drain), and decoded. Each path has its own text cache, as
+  /// each ring has.
+  static func summaries(
+    of records: [RawRecord], slowest: Int = 10, drainSizes: [Int] = [1, 3, 700, 40]
+  ) -> (inPlace: TransactionSummary, decoded: TransactionSummary) {
     var inPlace = TransactionSummary(slowestCapacity: slowest)
     var decoded = TransactionSummary(slowestCapacity: slowest)
     var slotCache = RecordTextCache()
@@ -93,12 +97,26 @@ struct SummaryFromSlotsTests {
     defer { slot.deallocate() }
     let record = slot.bindMemory(to: RawRecord.self, capacity: 1)
     record.initialize(to: RawRecord())
-    for raw in records {
-      record.pointee = raw
-      withUnsafeMutablePointer(to: &slotCache) { cache in
-        inPlace.add(RecordSlot(bytes: UnsafeRawPointer(slot), process: "nginx", cache: cache))
+    var next = 0
+    var drains = 0
+    while next < records.count {
+      let end = min(next + drainSizes[drains % drainSizes.count], records.count)
+      drains += 1
+      let drained = withUnsafeMutablePointer(to: &slotCache) { cache in
+        inPlace.add(slotsFrom: { body in
+          for raw in records[next..<end] {
+            record.pointee = raw
+            body(RecordSlot(bytes: UnsafeRawPointer(slot), process: "nginx", cache: cache))
+          }
+          return end - next
+        })
       }
-      #expect(RawRecord.withTransaction(at: slot, process: "nginx", cache: &decodingCache) { decoded.add($0) })
+      #expect(drained == end - next)
+      for raw in records[next..<end] {
+        record.pointee = raw
+        #expect(RawRecord.withTransaction(at: slot, process: "nginx", cache: &decodingCache) { decoded.add($0) })
+      }
+      next = end
     }
     return (inPlace, decoded)
   }
@@ -282,7 +300,7 @@ struct SummaryFromSlotsTests {
       if random.next(50) == 0 { records.append(exchange.connectionRecord) }
     }
     for slowest in [0, 10] {
-      let (summary, decoded) = Self.summaries(of: records, slowest: slowest)
+      let (summary, decoded) = Self.summaries(of: records, slowest: slowest, drainSizes: [1_000, 17, 256, 4_096, 1])
       Self.expectSame(summary, decoded)
       #expect(summary.recordsCountedInPlace > 20_000)
       // Past 10,000 durations a row counts them in a histogram: both paths crossed it.

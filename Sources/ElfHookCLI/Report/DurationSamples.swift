@@ -25,6 +25,20 @@ struct DurationSamples {
     }
   }
 
+  /// Adds durations as ``add(_:)`` would one by one (`Float`s of finite durations, the largest of
+  /// which is `maximum`): the first up to ``exactCapacity`` kept, the others in the histogram.
+  mutating func add(contentsOf durations: UnsafeBufferPointer<Float>, maximum largest: Double) {
+    guard !durations.isEmpty else { return }
+    maximum = max(maximum, largest)
+    var rest = durations[...]
+    if histogram == nil {
+      let exact = min(rest.count, Self.exactCapacity - values.count)
+      values.append(contentsOf: rest.prefix(exact))
+      rest = rest.dropFirst(exact)
+    }
+    for value in rest { addToHistogram(value) }
+  }
+
   /// Past the exact durations: kept out of `add`, which is then small enough to be inlined where
   /// every request is counted (three rows per request).
   @inline(never)

@@ -20,9 +20,8 @@ struct HostStats {
     http.add(request)
   }
 
-  /// Counts a request from its numbers (see ``RequestStats/add(durationMs:isFailure:sent:received:)``).
-  mutating func add(durationMs: Double, isFailure: Bool, sent: UInt64, received: UInt64) {
-    http.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
+  mutating func add(_ repeats: PendingRepeats) {
+    http.add(repeats)
   }
 
   mutating func add(_ connection: ConnectionRecord) {

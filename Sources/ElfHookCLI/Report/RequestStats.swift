@@ -12,17 +12,21 @@ struct RequestStats {
   private(set) var durations = DurationSamples()
 
   mutating func add(_ http: HTTPRecord) {
-    add(durationMs: http.durationMs, isFailure: http.isFailure, sent: http.requestBytes, received: http.responseBytes)
+    requests += 1
+    if http.isFailure { errors += 1 }
+    bytesSent += http.requestBytes
+    bytesReceived += http.responseBytes
+    durations.add(http.durationMs)
   }
 
-  /// Counts a request from its numbers: an ``HTTPRecord``'s, or those of a record still in its
-  /// ring slot (``HTTPRecordView``), which is counted without being decoded.
-  mutating func add(durationMs: Double, isFailure: Bool, sent: UInt64, received: UInt64) {
-    requests += 1
-    if isFailure { errors += 1 }
-    bytesSent += sent
-    bytesReceived += received
-    durations.add(durationMs)
+  /// Counts the repeats of a request that were counted from their ring slots, as if each had been
+  /// added on its own.
+  mutating func add(_ repeats: PendingRepeats) {
+    requests += repeats.count
+    errors += repeats.errors
+    bytesSent += repeats.bytesSent
+    bytesReceived += repeats.bytesReceived
+    repeats.withDurations { durations.add(contentsOf: $0, maximum: repeats.maximumMs) }
   }
 }
 

@@ -24,6 +24,9 @@ struct TransactionSummary {
   private var lastHost: (header: String?, scheme: HTTPScheme, key: HostKey)?
   /// The last http record's request and the rows it was counted in: the next one mostly repeats it.
   private var lastRequest: RepeatedRequest?
+  /// Repeats of `lastRequest` counted from their slots, not yet in its rows (only while
+  /// ``add(slotsFrom:)`` runs).
+  private var repeats = PendingRepeats()
   /// Every `getaddrinfo` call.
   private(set) var dns = DNSStats()
   /// The calls for each name, lowercased.
@@ -37,7 +40,7 @@ struct TransactionSummary {
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
   private(set) var slowest: SlowestRequests
   private(set) var records = 0
-  /// The http records counted from their ring slot's numbers, not decoded (``add(_:)-(RecordSlot)``).
+  /// The http records counted from their ring slot's numbers, not decoded (``add(slotsFrom:)``).
   private(set) var recordsCountedInPlace = 0
   /// From the earliest start to the latest end of the records, in nanoseconds since the Unix
   /// epoch; `nil` before the first record.
@@ -63,6 +66,7 @@ struct TransactionSummary {
   /// Borrowed, and switched over in place: a copy of the record (its strings retained and released)
   /// cost more than counting it, at every record of a busy server.
   mutating func add(_ transaction: borrowing Transaction) {
+    addPendingRepeats()
     records += 1
     switch transaction {
     case .http(let http):
@@ -77,38 +81,46 @@ struct TransactionSummary {
     }
   }
 
-  /// A record still in its ring slot: counted from its numbers when it repeats the last http
-  /// record's request (the bytes it was read from) and is not among the slowest, which is most
-  /// records of a server answering the same request over and over; decoded and added otherwise.
-  /// Either way the summary ends up the same as with ``add(_:)-(Transaction)``: the numbers are
-  /// the ones the record decodes to, and everything else the summary reads of a request (its
-  /// strings, for the rows, and the whole record, for the slowest) is the same as the last one's
-  /// or not needed.
-  mutating func add(_ slot: RecordSlot) {
+  /// Adds every record `drain` hands over in its ring slot (`RecordRing.drainSlots`); returns what
+  /// `drain` returns. The summary ends up the same as with ``add(_:)`` of each record decoded, for
+  /// less: an http record that repeats the last one's request (the very bytes it was read from) and
+  /// is not among the slowest — most records of a server answering the same request over and over
+  /// — is counted from its numbers, never decoded, and its durations and totals are added to its
+  /// three groups a batch at a time (``PendingRepeats``). Everything else the summary reads of a
+  /// request is the last one's (its host and endpoint rows) or not needed (the whole record, for
+  /// the slowest). Other records are decoded and added.
+  mutating func add(slotsFrom drain: ((RecordSlot) -> Void) -> Int) -> Int {
+    let count = drain { add($0) }
+    addPendingRepeats()
+    return count
+  }
+
+  private mutating func add(_ slot: RecordSlot) {
     guard let http = slot.http else {
       slot.withTransaction { add($0) }
       return
     }
-    let durationMs = http.durationMs
-    if lastRequest?.repeats(http) == true, !slowest.keeps(durationMs: durationMs) {
-      let (hostRow, endpointRow) = (lastRequest.unsafelyUnwrapped.hostRow, lastRequest.unsafelyUnwrapped.endpointRow)
+    if lastRequest?.repeats(http) == true, !slowest.keeps(durationMs: http.durationMs) {
       records += 1
       recordsCountedInPlace += 1
-      extendSpan(start: http.startUnixNs, durationMs: durationMs)
-      let isFailure = http.isFailure
-      let (sent, received) = (http.requestBytes, http.responseBytes)
-      requests.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
-      hostStats.update(at: hostRow) {
-        $0.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
-      }
-      endpointStats.update(at: endpointRow) {
-        $0.add(durationMs: durationMs, isFailure: isFailure, sent: sent, received: received)
-      }
+      extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
+      repeats.add(http)
+      if repeats.isFull { addPendingRepeats() }
       return
     }
     slot.withTransaction { add($0) }
     // `lastRequest` is now this record's request (repeated or new): keep the bytes it came from.
     lastRequest?.capture(http)
+  }
+
+  /// Adds the repeats counted from slots to the rows of their request, `lastRequest`: before
+  /// anything else is counted (it may change `lastRequest`), and at the end of a drain.
+  private mutating func addPendingRepeats() {
+    guard repeats.count > 0, let lastRequest else { return }
+    requests.add(repeats)
+    hostStats.update(at: lastRequest.hostRow) { $0.add(repeats) }
+    endpointStats.update(at: lastRequest.endpointRow) { $0.add(repeats) }
+    repeats.removeAll()
   }
 
   private mutating func add(_ http: HTTPRecord) {

@@ -95,7 +95,7 @@ final class RunSession {
   /// locals, not (with a checked access each time) the session's properties.
   ///
   /// Without JSON lines, the summary gets each record in its slot: one that repeats the last
-  /// request is counted from its numbers, never decoded (`TransactionSummary.add(_: RecordSlot)`).
+  /// request is counted from its numbers, never decoded (`TransactionSummary.add(slotsFrom:)`).
   private func drain(final: Bool) {
     var summary = TransactionSummary()
     swap(&summary, &self.summary)
@@ -110,7 +110,7 @@ final class RunSession {
         transaction.appendJSONLine(to: &lines)
       }
     } else {
-      lastDrained = collector.drainSlots(final: final) { summary.add($0) }
+      lastDrained = summary.add(slotsFrom: { collector.drainSlots(final: final, $0) })
     }
     swap(&summary, &self.summary)
     guard !lines.isEmpty else { return }
