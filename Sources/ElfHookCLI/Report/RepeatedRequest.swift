@@ -18,7 +18,10 @@ struct RepeatedRequest {
   /// they match no record.
   private var bytes = HTTPRequestBytes()
 
-  init(_ http: HTTPRecord, hostRow: Int, endpointRow: Int) {
+  /// `bytes`: storage for ``capture(_:)`` to reuse (the last request's, forgotten).
+  init(_ http: HTTPRecord, hostRow: Int, endpointRow: Int, bytes: HTTPRequestBytes = HTTPRequestBytes()) {
+    self.bytes = bytes
+    self.bytes.forget()
     method = http.method
     header = http.host
     scheme = http.scheme
@@ -34,6 +37,11 @@ struct RepeatedRequest {
     scheme == http.scheme && target == http.target && method == http.method && header == http.host
   }
 
+  /// The rows to count `http` in, when it repeats this request.
+  func rows(ifRepeatedBy http: HTTPRecord) -> (host: Int, endpoint: Int)? {
+    repeats(http) ? (hostRow, endpointRow) : nil
+  }
+
   /// Whether the record in a slot has the bytes this request was read from last: then it decodes
   /// to the same method, `Host`, scheme and target.
   func repeats(_ http: HTTPRecordView) -> Bool { bytes.matches(http) }
@@ -41,4 +49,12 @@ struct RepeatedRequest {
   /// Keeps the bytes of `http`, a record just counted as this request (`repeats` was true of its
   /// decoded record, or it made this one).
   mutating func capture(_ http: HTTPRecordView) { bytes.capture(http) }
+
+  /// Hands the bytes' storage over to the request that replaces this one (a server whose every
+  /// target differs makes one per record); this one's bytes match nothing after.
+  mutating func takeBytes() -> HTTPRequestBytes {
+    var taken = HTTPRequestBytes()
+    swap(&taken, &bytes)
+    return taken
+  }
 }

@@ -126,11 +126,14 @@ struct TransactionSummary {
   private mutating func add(_ http: HTTPRecord) {
     requests.add(http)
     let rows: (host: Int, endpoint: Int)
-    if let lastRequest, lastRequest.repeats(http) {
-      rows = (lastRequest.hostRow, lastRequest.endpointRow)
+    // Asked in place: a copy of the last request (its strings and bytes retained and released)
+    // cost more than the question, at every record whose target differs from the last.
+    if let repeated = lastRequest?.rows(ifRepeatedBy: http) {
+      rows = repeated
     } else {
       rows = self.rows(of: http)
-      lastRequest = RepeatedRequest(http, hostRow: rows.host, endpointRow: rows.endpoint)
+      let bytes = lastRequest?.takeBytes() ?? HTTPRequestBytes()
+      lastRequest = RepeatedRequest(http, hostRow: rows.host, endpointRow: rows.endpoint, bytes: bytes)
     }
     hostStats.update(at: rows.host) { $0.add(http) }
     endpointStats.update(at: rows.endpoint) { $0.add(http) }

@@ -36,13 +36,17 @@ public struct HTTPRequestBytes {
     // What lets `word` read a text's last word whole (see above).
     precondition(HTTPHead.methodCapacity % 8 == 0 && HTTPHead.targetCapacity % 8 == 0 && HTTPHead.hostCapacity % 8 == 0)
     words.removeAll(keepingCapacity: true)
-    for text in [method, target, host] {
-      var offset = 0
-      while offset < text.count {
-        words.append(Self.word(text.baseAddress!, at: offset, count: text.count))
-        offset += 8
-      }
-    }
+    words.reserveCapacity((method.count + 7) / 8 + (target.count + 7) / 8 + (host.count + 7) / 8)
+    Self.append(method, to: &words)
+    Self.append(target, to: &words)
+    Self.append(host, to: &words)
+  }
+
+  /// Makes these bytes match no record, keeping their storage for the next ``capture(_:)``.
+  public mutating func forget() {
+    methodLength = -1
+    targetLength = -1
+    hostLength = -1
   }
 
   /// Whether `http`'s request has exactly the bytes captured last: then it decodes to the same
@@ -62,6 +66,15 @@ public struct HTTPRequestBytes {
       let targetWords = captured + (methodLength &+ 7) / 8
       return Self.equal(target, targetWords) && Self.equal(host, targetWords + (targetLength &+ 7) / 8)
         && Self.equal(method, captured)
+    }
+  }
+
+  private static func append(_ text: UnsafeRawBufferPointer, to words: inout [UInt64]) {
+    guard let bytes = text.baseAddress else { return }
+    var offset = 0
+    while offset < text.count {
+      words.append(word(bytes, at: offset, count: text.count))
+      offset &+= 8
     }
   }
 
