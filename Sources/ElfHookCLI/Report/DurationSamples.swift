@@ -18,14 +18,37 @@ struct DurationSamples {
   mutating func add(_ milliseconds: Double) {
     guard milliseconds.isFinite else { return }
     maximum = max(maximum, milliseconds)
-    if histogram != nil {
-      histogram!.add(Float(milliseconds))
-    } else if values.count < Self.exactCapacity {
+    if histogram == nil && values.count < Self.exactCapacity {
       values.append(Float(milliseconds))
+    } else {
+      addToHistogram(Float(milliseconds))
+    }
+  }
+
+  /// Adds durations as ``add(_:)`` would one by one (`Float`s of finite durations, the largest of
+  /// which is `maximum`): the first up to ``exactCapacity`` kept, the others in the histogram.
+  mutating func add(contentsOf durations: UnsafeBufferPointer<Float>, maximum largest: Double) {
+    guard !durations.isEmpty else { return }
+    maximum = max(maximum, largest)
+    var rest = durations[...]
+    if histogram == nil {
+      let exact = min(rest.count, Self.exactCapacity - values.count)
+      values.append(contentsOf: rest.prefix(exact))
+      rest = rest.dropFirst(exact)
+    }
+    for value in rest { addToHistogram(value) }
+  }
+
+  /// Past the exact durations: kept out of `add`, which is then small enough to be inlined where
+  /// every request is counted (three rows per request).
+  @inline(never)
+  private mutating func addToHistogram(_ milliseconds: Float) {
+    if histogram != nil {
+      histogram!.add(milliseconds)
     } else {
       var histogram = DurationHistogram()
       for value in values { histogram.add(value) }
-      histogram.add(Float(milliseconds))
+      histogram.add(milliseconds)
       self.histogram = histogram
       values = []
     }

@@ -20,6 +20,10 @@ struct HostStats {
     http.add(request)
   }
 
+  mutating func add(_ repeats: PendingRepeats) {
+    http.add(repeats)
+  }
+
   mutating func add(_ connection: ConnectionRecord) {
     connections += 1
     if connection.error != nil { failedConnections += 1 }

@@ -18,10 +18,25 @@ struct RequestStats {
     bytesReceived += http.responseBytes
     durations.add(http.durationMs)
   }
+
+  /// Counts the repeats of a request that were counted from their ring slots, as if each had been
+  /// added on its own.
+  mutating func add(_ repeats: PendingRepeats) {
+    requests += repeats.count
+    errors += repeats.errors
+    bytesSent += repeats.bytesSent
+    bytesReceived += repeats.bytesReceived
+    repeats.withDurations { durations.add(contentsOf: $0, maximum: repeats.maximumMs) }
+  }
 }
 
 extension HTTPRecord {
   /// A server error (status 500 and above) or no response at all (the connection failed or closed
   /// first). 4xx statuses are the client's answer, not a failure of the exchange.
+  var isFailure: Bool { status.map { $0 >= 500 } ?? true }
+}
+
+extension HTTPRecordView {
+  /// ``HTTPRecord/isFailure`` of the record in the slot.
   var isFailure: Bool { status.map { $0 >= 500 } ?? true }
 }

@@ -12,21 +12,29 @@ struct SlowestRequests {
   /// Slowest first.
   private(set) var requests: [TimedRequest] = []
   private var recentConnections = RecentConnections(capacity: 4096)
+  /// The duration of the fastest request kept (the last one), read at every request: most are
+  /// not among the slowest, and this says so without touching the kept records.
+  private var fastestKeptMs = 0.0
 
   init(capacity: Int) {
     self.capacity = capacity
   }
 
-  mutating func add(_ http: HTTPRecord) {
-    guard capacity > 0, http.durationMs.isFinite else { return }
+  /// Whether a request that took `durationMs` would be kept by ``add(_:)-(HTTPRecord)``: one that
+  /// would not is left out of the list whatever else it holds, so a caller need not make its
+  /// ``HTTPRecord`` at all.
+  func keeps(durationMs: Double) -> Bool {
     // Most requests are not among the slowest: one comparison and out.
-    if requests.count == capacity, let fastest = requests.last, http.durationMs <= fastest.http.durationMs {
-      return
-    }
+    capacity > 0 && durationMs.isFinite && (requests.count < capacity || durationMs > fastestKeptMs)
+  }
+
+  mutating func add(_ http: HTTPRecord) {
+    guard keeps(durationMs: http.durationMs) else { return }
     let request = TimedRequest(http, connection: recentConnections[ConnectionKey(http)])
     let index = requests.firstIndex { $0.http.durationMs < http.durationMs } ?? requests.endIndex
     requests.insert(request, at: index)
     if requests.count > capacity { requests.removeLast() }
+    fastestKeptMs = requests[requests.count - 1].http.durationMs
   }
 
   mutating func add(_ connection: ConnectionRecord) {

@@ -24,6 +24,9 @@ struct TransactionSummary {
   private var lastHost: (header: String?, scheme: HTTPScheme, key: HostKey)?
   /// The last http record's request and the rows it was counted in: the next one mostly repeats it.
   private var lastRequest: RepeatedRequest?
+  /// Repeats of `lastRequest` counted from their slots, not yet in its rows (only while
+  /// ``add(slotsFrom:)`` runs).
+  private var repeats = PendingRepeats()
   /// Every `getaddrinfo` call.
   private(set) var dns = DNSStats()
   /// The calls for each name, lowercased.
@@ -37,9 +40,15 @@ struct TransactionSummary {
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
   private(set) var slowest: SlowestRequests
   private(set) var records = 0
+  /// The http records counted from their ring slot's numbers, not decoded (``add(slotsFrom:)``).
+  private(set) var recordsCountedInPlace = 0
   /// From the earliest start to the latest end of the records, in nanoseconds since the Unix
   /// epoch; `nil` before the first record.
-  private(set) var span: ClosedRange<UInt64>?
+  var span: ClosedRange<UInt64>? { spanStart <= spanEnd ? spanStart...spanEnd : nil }
+  /// Kept as two numbers, a record's end never before its start: `UInt64.max` and 0 (no span)
+  /// until the first record. An optional range was rebuilt at every record.
+  private var spanStart = UInt64.max
+  private var spanEnd: UInt64 = 0
 
   /// Enough for every endpoint of a real API; paths that embed ids (`/users/1234`) would grow the
   /// table without bound.
@@ -57,6 +66,7 @@ struct TransactionSummary {
   /// Borrowed, and switched over in place: a copy of the record (its strings retained and released)
   /// cost more than counting it, at every record of a busy server.
   mutating func add(_ transaction: borrowing Transaction) {
+    addPendingRepeats()
     records += 1
     switch transaction {
     case .http(let http):
@@ -71,14 +81,59 @@ struct TransactionSummary {
     }
   }
 
+  /// Adds every record `drain` hands over in its ring slot (`RecordRing.drainSlots`); returns what
+  /// `drain` returns. The summary ends up the same as with ``add(_:)`` of each record decoded, for
+  /// less: an http record that repeats the last one's request (the very bytes it was read from) and
+  /// is not among the slowest — most records of a server answering the same request over and over
+  /// — is counted from its numbers, never decoded, and its durations and totals are added to its
+  /// three groups a batch at a time (``PendingRepeats``). Everything else the summary reads of a
+  /// request is the last one's (its host and endpoint rows) or not needed (the whole record, for
+  /// the slowest). Other records are decoded and added.
+  mutating func add(slotsFrom drain: ((RecordSlot) -> Void) -> Int) -> Int {
+    let count = drain { add($0) }
+    addPendingRepeats()
+    return count
+  }
+
+  private mutating func add(_ slot: RecordSlot) {
+    guard let http = slot.http else {
+      slot.withTransaction { add($0) }
+      return
+    }
+    if lastRequest?.repeats(http) == true, !slowest.keeps(durationMs: http.durationMs) {
+      records += 1
+      recordsCountedInPlace += 1
+      extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
+      repeats.add(http)
+      if repeats.isFull { addPendingRepeats() }
+      return
+    }
+    slot.withTransaction { add($0) }
+    // `lastRequest` is now this record's request (repeated or new): keep the bytes it came from.
+    lastRequest?.capture(http)
+  }
+
+  /// Adds the repeats counted from slots to the rows of their request, `lastRequest`: before
+  /// anything else is counted (it may change `lastRequest`), and at the end of a drain.
+  private mutating func addPendingRepeats() {
+    guard repeats.count > 0, let lastRequest else { return }
+    requests.add(repeats)
+    hostStats.update(at: lastRequest.hostRow) { $0.add(repeats) }
+    endpointStats.update(at: lastRequest.endpointRow) { $0.add(repeats) }
+    repeats.removeAll()
+  }
+
   private mutating func add(_ http: HTTPRecord) {
     requests.add(http)
     let rows: (host: Int, endpoint: Int)
-    if let lastRequest, lastRequest.repeats(http) {
-      rows = (lastRequest.hostRow, lastRequest.endpointRow)
+    // Asked in place: a copy of the last request (its strings and bytes retained and released)
+    // cost more than the question, at every record whose target differs from the last.
+    if let repeated = lastRequest?.rows(ifRepeatedBy: http) {
+      rows = repeated
     } else {
       rows = self.rows(of: http)
-      lastRequest = RepeatedRequest(http, hostRow: rows.host, endpointRow: rows.endpoint)
+      let bytes = lastRequest?.takeBytes() ?? HTTPRequestBytes()
+      lastRequest = RepeatedRequest(http, hostRow: rows.host, endpointRow: rows.endpoint, bytes: bytes)
     }
     hostStats.update(at: rows.host) { $0.add(http) }
     endpointStats.update(at: rows.endpoint) { $0.add(http) }
@@ -129,6 +184,7 @@ struct TransactionSummary {
 
   private mutating func extendSpan(start: UInt64, durationMs: Double) {
     let end = start + (durationMs.isFinite && durationMs > 0 ? UInt64(durationMs * 1_000_000) : 0)
-    span = span.map { min($0.lowerBound, start)...max($0.upperBound, end) } ?? start...end
+    spanStart = min(spanStart, start)
+    spanEnd = max(spanEnd, end)
   }
 }

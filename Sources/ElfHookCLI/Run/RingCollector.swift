@@ -41,6 +41,16 @@ final class RingCollector {
     return count
   }
 
+  /// Takes every record published so far, from every ring, and hands it to `body` in its slot,
+  /// not decoded (``RecordSlot``). With `final`, as ``drain(final:_:)``.
+  @discardableResult
+  func drainSlots(final: Bool = false, _ body: (RecordSlot) -> Void) -> Int {
+    discoverRings(final: final)
+    var count = 0
+    for ring in rings.values { count += ring.drainSlots(skippingUnfinished: final, body) }
+    return count
+  }
+
   /// Records the processes dropped because their ring was full.
   var droppedRecords: UInt64 { rings.values.reduce(0) { $0 + $1.droppedRecords } }
 

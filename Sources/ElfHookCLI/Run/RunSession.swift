@@ -93,6 +93,9 @@ final class RunSession {
   /// The JSON lines of one drain are written together, from one buffer kept for the next drain.
   /// The summary and the buffer are taken out of the session for the drain: the closure updates
   /// locals, not (with a checked access each time) the session's properties.
+  ///
+  /// Without JSON lines, the summary gets each record in its slot: one that repeats the last
+  /// request is counted from its numbers, never decoded (`TransactionSummary.add(slotsFrom:)`).
   private func drain(final: Bool) {
     var summary = TransactionSummary()
     swap(&summary, &self.summary)
@@ -101,9 +104,13 @@ final class RunSession {
     defer { swap(&lines, &self.lines) }
     lines.removeAll(keepingCapacity: true)
     let writesLines = outputFile != nil || format == .jsonl
-    lastDrained = collector.drain(final: final) { transaction in
-      summary.add(transaction)
-      if writesLines { transaction.appendJSONLine(to: &lines) }
+    if writesLines {
+      lastDrained = collector.drain(final: final) { transaction in
+        summary.add(transaction)
+        transaction.appendJSONLine(to: &lines)
+      }
+    } else {
+      lastDrained = summary.add(slotsFrom: { collector.drainSlots(final: final, $0) })
     }
     swap(&summary, &self.summary)
     guard !lines.isEmpty else { return }

@@ -121,20 +121,36 @@ public final class RecordRing {
   /// whose producers are all gone (a process killed while writing a record leaves one).
   @discardableResult
   public func drain(skippingUnfinished: Bool = false, _ body: (Transaction) -> Void) -> Int {
+    drainSlots(skippingUnfinished: skippingUnfinished) { $0.withTransaction(body) }
+  }
+
+  /// Takes every published record out of the ring, oldest first, and hands it to `body` in its
+  /// slot, not decoded: `body` reads what it needs (``RecordSlot``) before the slot is freed.
+  /// Slots whose bytes are no record are freed and passed over. Returns how many records `body`
+  /// was given. `skippingUnfinished` as for ``drain(skippingUnfinished:_:)``.
+  @discardableResult
+  public func drainSlots(skippingUnfinished: Bool = false, _ body: (RecordSlot) -> Void) -> Int {
     var count = 0
     // The cache is taken out for the drain: one checked access to the property, not one per record.
     var cache = RecordTextCache()
     swap(&cache, &textCache)
     defer { swap(&cache, &textCache) }
-    while true {
-      if let slot = cnm_queue_peek(queue) {
-        // Read in place, then freed: the producer cannot reuse the slot before the release.
-        if RawRecord.withTransaction(at: slot, process: process, cache: &cache, body) { count += 1 }
-        cnm_queue_release(queue)
-      } else if skippingUnfinished && cnm_queue_has_unpublished(queue) {
-        cnm_queue_skip(queue)
-      } else {
-        return count
+    return withUnsafeMutablePointer(to: &cache) { cache in
+      var record = RecordSlot(bytes: UnsafeRawPointer(memory), process: process, cache: cache)
+      while true {
+        if let slot = cnm_queue_peek(queue) {
+          // Read in place, then freed: the producer cannot reuse the slot before the release.
+          if RawRecord.isRecord(at: slot) {
+            record.bytes = UnsafeRawPointer(slot)
+            body(record)
+            count += 1
+          }
+          cnm_queue_release(queue)
+        } else if skippingUnfinished && cnm_queue_has_unpublished(queue) {
+          cnm_queue_skip(queue)
+        } else {
+          return count
+        }
       }
     }
   }

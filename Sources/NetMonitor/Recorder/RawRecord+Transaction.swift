@@ -14,6 +14,14 @@ extension RawRecord {
     }
   }
 
+  /// Whether the bytes in a queue or ring slot are a record of a kind this build reads.
+  static func isRecord(at slot: UnsafeRawPointer) -> Bool {
+    switch slot.load(as: UInt8.self) {
+    case Kind.dns, Kind.connection, Kind.http: true
+    default: false
+    }
+  }
+
   private static func record(at slot: UnsafeRawPointer) -> UnsafePointer<RawRecord> {
     UnsafePointer(slot.bindMemory(to: RawRecord.self, capacity: 1))
   }
@@ -38,7 +46,8 @@ extension RawRecord {
 /// fields are never copied whole, and text is decoded straight from the slot's bytes up to its
 /// length, or taken from `cache` when the previous record had the same bytes.
 extension UnsafePointer where Pointee == RawRecord {
-  private var durationMilliseconds: Double { Double(pointee.durationNanoseconds) / 1_000_000 }
+  /// ``HTTPRecord/durationMs`` and ``ConnectionRecord/durationMs``; ``HTTPRecordView`` reads it too.
+  var durationMilliseconds: Double { Double(pointee.durationNanoseconds) / 1_000_000 }
 
   private var core: UnsafePointer<ConnectionCore> { pointer(to: \.core)! }
 

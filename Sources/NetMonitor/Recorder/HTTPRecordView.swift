@@ -1,0 +1,32 @@
+/// An http record read in place in a ring's slot: the numbers a summary counts, with no text
+/// decoded and nothing allocated or retained. A busy server's records mostly repeat the last
+/// request, and making an ``HTTPRecord`` of each (strings, optionals, retains and releases) only to
+/// add its numbers to the same rows was most of what draining a ring cost. Whether the request is
+/// the same is told by its bytes: ``HTTPRequestBytes``.
+///
+/// Each number is the one the decoded ``HTTPRecord`` has, computed the same way. They are read
+/// from the slot when the view is made: its consumer is in another module, where a call per
+/// number cost more than reading them all. The view is valid only while the slot is (the drain's
+/// call, ``RecordSlot``).
+public struct HTTPRecordView {
+  let record: UnsafePointer<RawRecord>
+  /// ``HTTPRecord/startUnixNs``.
+  public let startUnixNs: UInt64
+  /// ``HTTPRecord/durationMs``.
+  public let durationMs: Double
+  /// ``HTTPRecord/status``: `nil` when no response arrived.
+  public let status: Int?
+  /// ``HTTPRecord/requestBytes``.
+  public let requestBytes: UInt64
+  /// ``HTTPRecord/responseBytes``.
+  public let responseBytes: UInt64
+
+  init(_ record: UnsafePointer<RawRecord>) {
+    self.record = record
+    startUnixNs = record.pointee.startUnixNanoseconds
+    durationMs = record.durationMilliseconds
+    status = record.pointee.httpStatus == 0 ? nil : Int(record.pointee.httpStatus)
+    requestBytes = record.pointee.httpRequestBytes
+    responseBytes = record.pointee.httpResponseBytes
+  }
+}
