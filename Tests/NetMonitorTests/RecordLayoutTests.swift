@@ -27,6 +27,14 @@ struct RecordLayoutTests {
     // Record start, the connection's scalars, the head's scalars and method: five lines of 64 bytes.
     #expect(head - core - ConnectionCore.scalarBytes == MemoryLayout<FixedText<128>>.stride)
     #expect(core + ConnectionCore.scalarBytes <= 4 * 64, "scalars end at \(core + ConnectionCore.scalarBytes)")
+    // A reused connection's record copies only the core's start (`reusedBytes`): everything its
+    // reader reads then (id, role, TLS, peer, TLS version) must be in it, and the setup's times not.
+    let reused = ConnectionCore.reusedBytes
+    #expect(MemoryLayout<ConnectionCore>.offset(of: \.role)! < reused && MemoryLayout<ConnectionCore>.offset(of: \.isTLS)! < reused)
+    #expect(MemoryLayout<ConnectionCore>.offset(of: \.peer)! + MemoryLayout<PeerAddress>.size <= reused)
+    #expect(MemoryLayout<ConnectionCore>.offset(of: \.tlsVersion)! + MemoryLayout<FixedText<16>>.size <= reused)
+    #expect(MemoryLayout<ConnectionCore>.offset(of: \.connectStart)! >= reused)
+    #expect(core + reused <= 2 * 64, "a reused connection's part ends at \(core + reused)")
   }
 
   @Test("a dns record written in C reads back as the lookup it was")

@@ -22,13 +22,16 @@ struct PendingExchange {
 struct HTTPExchanges {
   static let pendingCapacity = 8
 
-  var requests = HTTPStreamParser()
-  var responses = HTTPStreamParser()
-  var pending = InlineArray<8, PendingExchange>(repeating: PendingExchange())
+  // Layout: the counters every exchange updates first, in the cache line where the request
+  // parser's state begins; after the pending requests (~6.8 KB further) they were one more line
+  // to fetch per exchange.
   var oldest = 0
   var count = 0
   /// Exchanges completed on this connection (the next one reuses the connection when > 0).
   var completed: UInt64 = 0
+  var requests = HTTPStreamParser()
+  var responses = HTTPStreamParser()
+  var pending = InlineArray<8, PendingExchange>(repeating: PendingExchange())
 }
 
 /// What the exchange logic needs to turn a completed exchange into a record.
@@ -147,7 +150,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
           context.core.pointee.startUnixNanoseconds &+ (exchange.pointee.start &- context.core.pointee.startNanoseconds)
         record.pointee.durationNanoseconds = now &- exchange.pointee.start
         UnsafeMutableRawPointer(record.pointer(to: \.core)!).copyMemory(
-          from: context.core, byteCount: ConnectionCore.scalarBytes)
+          from: context.core, byteCount: reused ? ConnectionCore.reusedBytes : ConnectionCore.scalarBytes)
         record.pointee.core.isTLS = context.isTLS ? 1 : 0
         if exchange.pointee.hasRequest {
           HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)
