@@ -31,18 +31,16 @@ final class RingCollector {
     throw .input("cannot create a directory for the record files in \(parents.joined(separator: " or "))")
   }
 
-  /// Takes every record published so far, from every ring, and hands it to `body`.
-  /// With `final`, slots a killed process left half-written are passed over.
+  /// Takes every record published so far, from every ring, and hands it to `body`, decoded.
+  /// With `final`, as ``drainSlots(final:_:)``.
   @discardableResult
   func drain(final: Bool = false, _ body: (Transaction) -> Void) -> Int {
-    discoverRings(final: final)
-    var count = 0
-    for ring in rings.values { count += ring.drain(skippingUnfinished: final, body) }
-    return count
+    drainSlots(final: final) { $0.withTransaction(body) }
   }
 
   /// Takes every record published so far, from every ring, and hands it to `body` in its slot,
-  /// not decoded (``RecordSlot``). With `final`, as ``drain(final:_:)``.
+  /// not decoded (``RecordSlot``). With `final`, slots a killed process left half-written are
+  /// passed over.
   @discardableResult
   func drainSlots(final: Bool = false, _ body: (RecordSlot) -> Void) -> Int {
     discoverRings(final: final)
