@@ -41,14 +41,10 @@ struct SummaryFromSlotsTests {
       record.core.isTLS = tls ? 1 : 0
       record.core.peer = Self.loopback(port: UInt16(40_000 + connection % 1000))
       let method = Array(method.utf8)
-      withUnsafeMutableBytes(of: &record.httpRequest.method) { $0.copyBytes(from: method) }
+      withUnsafeMutableBytes(of: &record.httpRequest.text) { $0.copyBytes(from: method + target + (host ?? [])) }
       record.httpRequest.methodLength = UInt8(method.count)
-      withUnsafeMutableBytes(of: &record.httpRequest.target) { $0.copyBytes(from: target) }
       record.httpRequest.targetLength = UInt16(target.count)
-      if let host {
-        withUnsafeMutableBytes(of: &record.httpRequest.host) { $0.copyBytes(from: host) }
-        record.httpRequest.hostLength = UInt16(host.count)
-      }
+      record.httpRequest.hostLength = UInt16(host?.count ?? 0)
       return record
     }
 

@@ -4,8 +4,8 @@ import Testing
 
 /// A ring's consumer counts an http record without decoding it when its request has the bytes of
 /// the last one it decoded: the comparison must see every byte up to each text's length, and no
-/// byte past it (a slot is not cleared between records: what lies past a length is an older
-/// record's).
+/// byte past them (a slot is not cleared between records: what lies past the packed text is an
+/// older record's).
 @Suite("HTTP request bytes")
 struct HTTPRequestBytesTests {
   /// An http record in slot-size memory, its texts written over `garbage`.
@@ -25,12 +25,10 @@ struct HTTPRequestBytesTests {
 
     func write(method: [UInt8], target: [UInt8], host: [UInt8], tls: Bool = false, garbage: UInt8 = 0) {
       let head = record.pointer(to: \.httpRequest)!
-      withUnsafeMutableBytes(of: &head.pointee.method) { _ = $0.initializeMemory(as: UInt8.self, repeating: garbage) }
-      withUnsafeMutableBytes(of: &head.pointee.target) { _ = $0.initializeMemory(as: UInt8.self, repeating: garbage) }
-      withUnsafeMutableBytes(of: &head.pointee.host) { _ = $0.initializeMemory(as: UInt8.self, repeating: garbage) }
-      withUnsafeMutableBytes(of: &head.pointee.method) { $0.copyBytes(from: method) }
-      withUnsafeMutableBytes(of: &head.pointee.target) { $0.copyBytes(from: target) }
-      withUnsafeMutableBytes(of: &head.pointee.host) { $0.copyBytes(from: host) }
+      withUnsafeMutableBytes(of: &head.pointee.text) { text in
+        _ = text.initializeMemory(as: UInt8.self, repeating: garbage)
+        text.copyBytes(from: method + target + host)
+      }
       head.pointee.methodLength = UInt8(method.count)
       head.pointee.targetLength = UInt16(target.count)
       head.pointee.hostLength = UInt16(host.count)

@@ -18,23 +18,54 @@ struct RecordLayoutTests {
     #expect(MemoryLayout<cnm_address>.size == MemoryLayout<PeerAddress>.size)
   }
 
-  @Test("an http record's fields come first: few cache lines for the hooks to write, the consumer to read")
-  func httpFieldsFirst() {
-    let core = MemoryLayout<RawRecord>.offset(of: \.core)!
-    let head = MemoryLayout<RawRecord>.offset(of: \.httpRequest)!
-    #expect(MemoryLayout<RawRecord>.offset(of: \.httpResponseBytes)! + 8 <= core && core <= 64)
-    #expect(ConnectionCore.scalarBytes == MemoryLayout<ConnectionCore>.size - MemoryLayout<FixedText<128>>.size)
-    // Record start, the connection's scalars, the head's scalars and method: five lines of 64 bytes.
-    #expect(head - core - ConnectionCore.scalarBytes == MemoryLayout<FixedText<128>>.stride)
-    #expect(core + ConnectionCore.scalarBytes <= 4 * 64, "scalars end at \(core + ConnectionCore.scalarBytes)")
-    // A reused connection's record copies only the core's start (`reusedBytes`): everything its
-    // reader reads then (id, role, TLS, peer, TLS version) must be in it, and the setup's times not.
-    let reused = ConnectionCore.reusedBytes
-    #expect(MemoryLayout<ConnectionCore>.offset(of: \.role)! < reused && MemoryLayout<ConnectionCore>.offset(of: \.isTLS)! < reused)
-    #expect(MemoryLayout<ConnectionCore>.offset(of: \.peer)! + MemoryLayout<PeerAddress>.size <= reused)
-    #expect(MemoryLayout<ConnectionCore>.offset(of: \.tlsVersion)! + MemoryLayout<FixedText<16>>.size <= reused)
-    #expect(MemoryLayout<ConnectionCore>.offset(of: \.connectStart)! >= reused)
-    #expect(core + reused <= 2 * 64, "a reused connection's part ends at \(core + reused)")
+  @Test("an http record is three cache lines: its start, the connection's identity, the request")
+  func httpRecordLines() {
+    let record = MemoryLayout<RawRecord>.self
+    let core = record.offset(of: \.core)!
+    let identity = core + ConnectionCore.reusedCopyStart
+    let request = record.offset(of: \.httpRequest)!
+    #expect(RawRecord.slotSize % 64 == 0, "slots are whole lines")
+    #expect(record.offset(of: \.httpResponseBytes)! + 8 <= 64, "the exchange's numbers in the first line")
+    #expect(identity % 64 == 0 && request == identity + 64, "identity at \(identity), request at \(request)")
+    // The identity is the core's last 64 bytes, and everything a reused connection's record reads
+    // (id, role, TLS, peer, TLS version): the setup's times are before it.
+    #expect(ConnectionCore.reusedCopyStart + 64 == MemoryLayout<ConnectionCore>.size)
+    let coreLayout = MemoryLayout<ConnectionCore>.self
+    for field in [coreLayout.offset(of: \.id)!, coreLayout.offset(of: \.role)!, coreLayout.offset(of: \.isTLS)!,
+                  coreLayout.offset(of: \.peer)!, coreLayout.offset(of: \.tlsVersion)!] {
+      #expect(field >= ConnectionCore.reusedCopyStart)
+    }
+    #expect(coreLayout.offset(of: \.tlsEnd)! < ConnectionCore.reusedCopyStart)
+    // A new connection's record copies the setup too, but never the host, which comes first.
+    #expect(ConnectionCore.httpCopyStart == MemoryLayout<FixedText<128>>.stride)
+    // The request head's scalars and a short request's text in one line: 38 bytes of method,
+    // target and Host together (`GET`, `/1k.bin` and `127.0.0.1:18082` are 25).
+    #expect(MemoryLayout<HTTPHead>.offset(of: \.text)! + 38 <= 64)
+  }
+
+  @Test("a head's method, target and Host are packed, and its readable bytes copied as one run")
+  func packedText() {
+    var parser = HTTPStreamParser()
+    let request = Array("OPTIONS /a?b=c HTTP/1.1\r\nX: y\r\nHost:  h.example:81 \r\n\r\n".utf8)
+    request.withUnsafeBytes { bytes in parser.feed(bytes, as: .requests) { _, _ in } }
+    #expect(parser.head.methodString == "OPTIONS" && parser.head.targetString == "/a?b=c")
+    #expect(parser.head.hostString == "h.example:81")
+    let text = withUnsafeBytes(of: parser.head.text) { Array($0.prefix(25)) }
+    #expect(text == Array("OPTIONS/a?b=ch.example:81".utf8))
+    // A copy over garbage reads back the same.
+    let copy = UnsafeMutablePointer<HTTPHead>.allocate(capacity: 1)
+    defer { copy.deallocate() }
+    UnsafeMutableRawPointer(copy).initializeMemory(as: UInt8.self, repeating: 0xEE, count: MemoryLayout<HTTPHead>.size)
+    withUnsafePointer(to: parser.head) { HTTPHead.copyReadableBytes(from: $0, to: copy) }
+    #expect(copy.pointee.methodString == "OPTIONS" && copy.pointee.targetString == "/a?b=c")
+    #expect(copy.pointee.hostString == "h.example:81" && copy.pointee.requestKind == .ordinary)
+    // Lengths past the capacities (a ring file written by anyone) are read within the text.
+    copy.pointee.methodLength = 200
+    copy.pointee.targetLength = 60_000
+    copy.pointee.hostLength = 60_000
+    let read = UnsafePointer(copy)
+    #expect(read.methodBytes.count == HTTPHead.methodCapacity && read.targetBytes.count == HTTPHead.targetCapacity)
+    #expect(read.textLength == HTTPHead.textCapacity)
   }
 
   @Test("a dns record written in C reads back as the lookup it was")

@@ -12,6 +12,8 @@ public struct HTTPHead: Sendable {
   public static var targetCapacity: Int { 512 }
   /// Capacity of ``host`` in bytes; longer values are truncated (``hostTruncated``).
   public static var hostCapacity: Int { 256 }
+  /// Capacity of ``text``: the three texts at their capacities.
+  public static var textCapacity: Int { 784 }
 
   // Layout: widest fields first and the byte arrays last, so the struct has no interior padding and
   // zero bytes compare equal to `init()`.
@@ -28,9 +30,9 @@ public struct HTTPHead: Sendable {
   public internal(set) var methodLength: UInt8
   /// The minor HTTP version: 0 for HTTP/1.0, 1 for HTTP/1.1 (higher minor digits as sent).
   public internal(set) var minorVersion: UInt8
-  /// The request target was longer than ``targetCapacity``; ``target`` holds its first bytes.
+  /// The request target was longer than ``targetCapacity``; ``text`` holds its first bytes.
   public internal(set) var targetTruncated: Bool
-  /// The `Host` value was longer than ``hostCapacity``; ``host`` holds its first bytes.
+  /// The `Host` value was longer than ``hostCapacity``; ``text`` holds its first bytes.
   public internal(set) var hostTruncated: Bool
   /// A `Content-Length` header was present (all its values agreed, or the parser gave up).
   public internal(set) var hasContentLength: Bool
@@ -49,14 +51,13 @@ public struct HTTPHead: Sendable {
   /// For a response: the kind of the request it answers, as reported with
   /// ``HTTPStreamParser/expectResponse(to:)`` (``HTTPRequestKind/ordinary`` when none was reported).
   public internal(set) var answeredRequestKind: HTTPRequestKind
-  /// The request method's bytes (`GET`, `POST`…); the first ``methodLength`` are valid.
-  public internal(set) var method: InlineArray<16, UInt8>
-  /// The request target's bytes (path and query, or an absolute URI, or `*`, or `host:port` for
-  /// `CONNECT`); the first ``targetLength`` are valid. Not redacted: the recorder redacts secrets.
-  public internal(set) var target: InlineArray<512, UInt8>
-  /// The `Host` header value's bytes without surrounding whitespace; the first ``hostLength`` are valid.
-  /// The first `Host` header wins.
-  public internal(set) var host: InlineArray<256, UInt8>
+  /// The head's text, packed: the method's bytes (``methodLength``, `GET`, `POST`…), then the request
+  /// target's (``targetLength``: path and query, or an absolute URI, or `*`, or `host:port` for
+  /// `CONNECT`), then the `Host` header value's without surrounding whitespace (``hostLength``; the
+  /// first `Host` header wins), each right after the one before and up to its own capacity. Packed,
+  /// a typical request's text lies in the cache line of the scalars, and the readable part of a
+  /// head is one run of bytes (``copyReadableBytes(from:to:)``). The target is not redacted: the recorder redacts secrets.
+  public internal(set) var text: InlineArray<784, UInt8>
 
   /// An empty head; equal to all zero bytes.
   public init() {
@@ -76,12 +77,10 @@ public struct HTTPHead: Sendable {
     connectionUpgrade = false
     bodyFraming = .none
     answeredRequestKind = .ordinary
-    method = InlineArray(repeating: 0)
-    target = InlineArray(repeating: 0)
-    host = InlineArray(repeating: 0)
+    text = InlineArray(repeating: 0)
   }
 
-  /// Empties the head without rewriting its text arrays (their bytes past the lengths are never read).
+  /// Empties the head without rewriting its text (bytes past the lengths are never read).
   @inline(__always)
   mutating func clearScalars() {
     contentLengthValue = 0
@@ -102,36 +101,60 @@ public struct HTTPHead: Sendable {
     answeredRequestKind = .ordinary
   }
 
-  /// Copies the head at `source` to `destination` as far as it is ever read: the scalars and the valid
-  /// bytes of each text (bytes past a text's length are never read). `destination` may hold anything:
-  /// the type is plain data. What the hooks use instead of an assignment, which copies all ~800 bytes.
+  /// Copies the head at `source` to `destination` as far as it is ever read: the scalars and the
+  /// valid bytes of its text (bytes past them are never read). `destination` may hold anything: the
+  /// type is plain data. What the hooks use instead of an assignment, which copies all ~800 bytes.
   @inline(__always)
   static func copyReadableBytes(from source: UnsafePointer<HTTPHead>, to destination: UnsafeMutablePointer<HTTPHead>) {
-    let scalars = UnsafeRawPointer(source.pointer(to: \.method)!) - UnsafeRawPointer(source)
-    UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: scalars)
-    UnsafeMutableRawPointer(destination.pointer(to: \.method)!).copyMemory(
-      from: source.pointer(to: \.method)!, byteCount: min(Int(source.pointee.methodLength), methodCapacity))
-    UnsafeMutableRawPointer(destination.pointer(to: \.target)!).copyMemory(
-      from: source.pointer(to: \.target)!, byteCount: min(Int(source.pointee.targetLength), targetCapacity))
-    UnsafeMutableRawPointer(destination.pointer(to: \.host)!).copyMemory(
-      from: source.pointer(to: \.host)!, byteCount: min(Int(source.pointee.hostLength), hostCapacity))
+    let scalars = UnsafeRawPointer(source.pointer(to: \.text)!) - UnsafeRawPointer(source)
+    UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: scalars &+ source.textLength)
   }
 
-  /// Appends `bytes` to a text of which `length` bytes are valid, up to its capacity; sets `truncated`
-  /// when some did not fit. Returns how many were appended.
+  /// Appends `byte` to the method; the caller checked that it fits (``methodCapacity``).
   @inline(__always)
-  static func append<let capacity: Int>(
-    _ bytes: UnsafeRawBufferPointer, to text: inout InlineArray<capacity, UInt8>, length: inout UInt16,
-    truncated: inout Bool
+  mutating func appendMethodByte(_ byte: UInt8) {
+    text[Int(methodLength)] = byte
+    methodLength &+= 1
+  }
+
+  /// Appends `byte` to the target, or marks it truncated when it is full.
+  @inline(__always)
+  mutating func appendTargetByte(_ byte: UInt8) {
+    guard Int(targetLength) < Self.targetCapacity else { return targetTruncated = true }
+    text[Int(methodLength) &+ Int(targetLength)] = byte
+    targetLength &+= 1
+  }
+
+  /// Appends `bytes` to the target, up to its capacity (then it is marked truncated).
+  @inline(__always)
+  mutating func appendTarget(_ bytes: UnsafeRawBufferPointer) {
+    let copied = Self.copy(
+      bytes, into: &text, at: Int(methodLength) &+ Int(targetLength), room: Self.targetCapacity &- Int(targetLength))
+    targetLength &+= UInt16(truncatingIfNeeded: copied)
+    if copied < bytes.count { targetTruncated = true }
+  }
+
+  /// Appends `bytes` to the `Host` value, up to its capacity (then it is marked truncated). Returns
+  /// how many were appended.
+  @inline(__always)
+  mutating func appendHost(_ bytes: UnsafeRawBufferPointer) -> Int {
+    let copied = Self.copy(
+      bytes, into: &text, at: Int(methodLength) &+ Int(targetLength) &+ Int(hostLength),
+      room: Self.hostCapacity &- Int(hostLength))
+    hostLength &+= UInt16(truncatingIfNeeded: copied)
+    if copied < bytes.count { hostTruncated = true }
+    return copied
+  }
+
+  @inline(__always)
+  private static func copy(
+    _ bytes: UnsafeRawBufferPointer, into text: inout InlineArray<784, UInt8>, at offset: Int, room: Int
   ) -> Int {
-    let start = Int(length)
-    let copied = min(bytes.count, capacity &- start)
+    let copied = min(bytes.count, room)
     withUnsafeMutableBytes(of: &text) { storage in
-      UnsafeMutableRawBufferPointer(rebasing: storage[start...])
+      UnsafeMutableRawBufferPointer(rebasing: storage[offset...])
         .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<copied]))
     }
-    length &+= UInt16(truncatingIfNeeded: copied)
-    if copied < bytes.count { truncated = true }
     return copied
   }
 
@@ -155,11 +178,11 @@ public struct HTTPHead: Sendable {
   /// ``HTTPStreamParser/expectResponse(to:)``. Methods are case-sensitive (RFC 9110 §9.1).
   @inline(__always)
   public var requestKind: HTTPRequestKind {
-    if methodLength == 4, method[0] == 0x48, method[1] == 0x45, method[2] == 0x41, method[3] == 0x44 {
+    if methodLength == 4, text[0] == 0x48, text[1] == 0x45, text[2] == 0x41, text[3] == 0x44 {
       return .head  // "HEAD"
     }
-    if methodLength == 7, method[0] == 0x43, method[1] == 0x4F, method[2] == 0x4E, method[3] == 0x4E,
-      method[4] == 0x45, method[5] == 0x43, method[6] == 0x54
+    if methodLength == 7, text[0] == 0x43, text[1] == 0x4F, text[2] == 0x4E, text[3] == 0x4E,
+      text[4] == 0x45, text[5] == 0x43, text[6] == 0x54
     {
       return .connect  // "CONNECT"
     }

@@ -217,9 +217,7 @@ extension HTTPStreamParser {
       valueStarted = true
     }
     let start = Int(head.hostLength)
-    let copied = HTTPHead.append(
-      UnsafeRawBufferPointer(rebasing: bytes[first...]), to: &head.host, length: &head.hostLength,
-      truncated: &head.hostTruncated)
+    let copied = head.appendHost(UnsafeRawBufferPointer(rebasing: bytes[first...]))
     var end = first &+ copied
     while end > first, HTTPByteClass.isWhitespace(bytes[end &- 1]) { end &-= 1 }
     if end > first { number = UInt64(start &+ end &- first) }

@@ -20,8 +20,7 @@ extension HTTPStreamParser {
         while index < count {
           let byte = base.load(fromByteOffset: index, as: UInt8.self)
           guard HTTPByteClass.isMethod(byte), Int(head.methodLength) < HTTPHead.methodCapacity else { break }
-          head.method[Int(head.methodLength)] = byte
-          head.methodLength &+= 1
+          head.appendMethodByte(byte)
           index &+= 1
         }
         guard index < count, base.load(fromByteOffset: index, as: UInt8.self) == HTTPByteClass.space,
@@ -33,9 +32,7 @@ extension HTTPStreamParser {
 
       case .requestTarget:
         let end = HTTPByteClass.targetEnd(base, from: index, count: count)
-        _ = HTTPHead.append(
-          UnsafeRawBufferPointer(start: base + index, count: end &- index), to: &head.target,
-          length: &head.targetLength, truncated: &head.targetTruncated)
+        head.appendTarget(UnsafeRawBufferPointer(start: base + index, count: end &- index))
         index = end
         guard index < count, base.load(fromByteOffset: index, as: UInt8.self) == HTTPByteClass.space,
           head.targetLength > 0

@@ -8,8 +8,7 @@ extension HTTPStreamParser {
     case .requestMethod:
       if HTTPByteClass.isMethod(byte) {
         guard Int(head.methodLength) < HTTPHead.methodCapacity else { return .invalid }
-        head.method[Int(head.methodLength)] = byte
-        head.methodLength &+= 1
+        head.appendMethodByte(byte)
         return .more
       }
       guard byte == HTTPByteClass.space, head.methodLength > 0 else { return .invalid }
@@ -18,12 +17,7 @@ extension HTTPStreamParser {
 
     case .requestTarget:
       if HTTPByteClass.isTarget(byte) {
-        if Int(head.targetLength) < HTTPHead.targetCapacity {
-          head.target[Int(head.targetLength)] = byte
-          head.targetLength &+= 1
-        } else {
-          head.targetTruncated = true
-        }
+        head.appendTargetByte(byte)
         return .more
       }
       // Anything but one SP after a non-empty target (including HTTP/0.9's line end) is not HTTP/1.x.

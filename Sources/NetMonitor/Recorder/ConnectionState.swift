@@ -1,25 +1,14 @@
 /// What the hooks know about one tracked connection. POD and valid when all zero, because it
 /// lives in the fd-indexed table mapped at start (`cnm_states`); the hooks update it in place
 /// without allocating or locking.
+///
+/// Layout: what an http record copies is a suffix (see ``httpCopyStart``), its identity last, so
+/// that in a record (``RawRecord``) the identity sits in one cache line right before the request.
 struct ConnectionCore: BitwiseCopyable {
-  /// Unique in the process; 0 for an unused entry.
-  var id: UInt64 = 0
-  /// The descriptor (the entry's index in the table).
-  var fd: Int32 = 0
-  /// ``Role``.
-  var role: UInt8 = 0
-  /// ``Transport``.
-  var transport: UInt8 = 0
-  /// ``Phase``.
-  var phase: UInt8 = 0
-  /// Copied from the entry's head at close: its socket bytes were ciphertext (TLS).
-  var isTLS: UInt8 = 0
-  /// 1 when a name resolution in this process returned the peer's address.
-  var hasDNS: UInt8 = 0
-  var peer = PeerAddress()
-  var tlsVersion = FixedText<16>()
-  // The setup's times: what an http record reads of them only when its connection was new
-  // (``reusedBytes``).
+  /// The name the peer's address was resolved from (getaddrinfo), or the TLS server name. First:
+  /// an http record never reads it, and copies from after it (``httpCopyStart``).
+  var host = FixedText<128>()
+  // The setup's times: what an http record reads of them only when its connection was new.
   var dnsNanoseconds: UInt64 = 0
   var startUnixNanoseconds: UInt64 = 0
   var startNanoseconds: UInt64 = 0
@@ -36,16 +25,32 @@ struct ConnectionCore: BitwiseCopyable {
   /// The failed call (``HookedCall``) and its errno / SSL error; 0 when none.
   var errorCall: UInt8 = 0
   var errorCode: Int32 = 0
-  /// The name the peer's address was resolved from (getaddrinfo), or the TLS server name. Last:
-  /// an http record copies the core up to here (``scalarBytes``), as it never reads the host.
-  var host = FixedText<128>()
+  // The identity: all an http record reads of a connection that served an exchange before
+  // (``reusedCopyStart``), 64 bytes.
+  /// Unique in the process; 0 for an unused entry.
+  var id: UInt64 = 0
+  /// The descriptor (the entry's index in the table).
+  var fd: Int32 = 0
+  /// ``Role``.
+  var role: UInt8 = 0
+  /// ``Transport``.
+  var transport: UInt8 = 0
+  /// ``Phase``.
+  var phase: UInt8 = 0
+  /// Copied from the entry's head at close: its socket bytes were ciphertext (TLS).
+  var isTLS: UInt8 = 0
+  /// 1 when a name resolution in this process returned the peer's address.
+  var hasDNS: UInt8 = 0
+  var peer = PeerAddress()
+  var tlsVersion = FixedText<16>()
 
-  /// The bytes before ``host``: everything an http record reads of its connection.
-  static var scalarBytes: Int { MemoryLayout<ConnectionCore>.offset(of: \.host)! }
-  /// The bytes before the setup's times: everything an http record reads of a connection that
-  /// served an exchange before (its id, role, peer and TLS version; no setup to show). Most of a
-  /// server's records: about a cache line copied instead of three.
-  static var reusedBytes: Int { MemoryLayout<ConnectionCore>.offset(of: \.dnsNanoseconds)! }
+  /// Where an http record's copy of its connection starts; it runs to the end: all but the host,
+  /// which its reader never reads.
+  static var httpCopyStart: Int { MemoryLayout<ConnectionCore>.offset(of: \.dnsNanoseconds)! }
+  /// Where the copy starts for an http record on a connection that served an exchange before: its
+  /// identity alone (id, role, peer, TLS version; no setup to show). Most of a server's records:
+  /// one cache line copied instead of four.
+  static var reusedCopyStart: Int { MemoryLayout<ConnectionCore>.offset(of: \.id)! }
 
   enum Role {
     static let client: UInt8 = 1

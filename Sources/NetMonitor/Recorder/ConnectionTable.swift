@@ -15,8 +15,12 @@ enum ConnectionTable {
   /// Maps the table. Returns false when the memory cannot be mapped.
   static func setUp() -> Bool {
     precondition(MemoryLayout<ConnectionSlot>.offset(of: \.head) == 0, "the C hooks read the head at offset 0")
-    return cnm_table_set_up(MemoryLayout<ConnectionSlot>.stride)
+    return cnm_table_set_up(entryBytes)
   }
+
+  /// An entry's size: whole cache lines, so that each entry's fields fall on the same lines as
+  /// every other's (the table itself is page-aligned).
+  static var entryBytes: Int { (MemoryLayout<ConnectionSlot>.stride + 63) & ~63 }
 
   /// The slot of `fd` when it is a tracked connection. The hot path of every hook.
   /// Reads the C globals directly (`@preconcurrency import`): a call to the C inline accessor

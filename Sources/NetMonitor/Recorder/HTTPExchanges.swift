@@ -149,8 +149,9 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         record.pointee.startUnixNanoseconds =
           context.core.pointee.startUnixNanoseconds &+ (exchange.pointee.start &- context.core.pointee.startNanoseconds)
         record.pointee.durationNanoseconds = now &- exchange.pointee.start
-        UnsafeMutableRawPointer(record.pointer(to: \.core)!).copyMemory(
-          from: context.core, byteCount: reused ? ConnectionCore.reusedBytes : ConnectionCore.scalarBytes)
+        let copyStart = reused ? ConnectionCore.reusedCopyStart : ConnectionCore.httpCopyStart
+        (UnsafeMutableRawPointer(record.pointer(to: \.core)!) + copyStart).copyMemory(
+          from: UnsafeRawPointer(context.core) + copyStart, byteCount: MemoryLayout<ConnectionCore>.size &- copyStart)
         record.pointee.core.isTLS = context.isTLS ? 1 : 0
         if exchange.pointee.hasRequest {
           HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)

@@ -23,10 +23,11 @@ struct RawRecord {
   var pid: Int32 = 0
   var startUnixNanoseconds: UInt64 = 0
   var durationNanoseconds: UInt64 = 0
-  // Layout: what an http record reads comes first, so that writing and reading one touches as few
-  // cache lines as possible (the producer's core and the consumer's are two): the exchange's
-  // numbers, the connection's scalars (``ConnectionCore/scalarBytes``), the request head's
-  // scalars and method and the start of its target; then the text further in.
+  // Layout: an http record is three cache lines to write and to read (the producer's core and the
+  // consumer's are two): the first (kind, pid, times, the exchange's numbers), the connection's
+  // identity (``ConnectionCore/reusedCopyStart``, the core's last 64 bytes) and the request head's
+  // scalars with its packed text (``HTTPHead/text``) for a typical request. Slots are whole lines
+  // (``slotSize``), so the offsets are the lines; `RecordLayoutTests` checks them.
   /// The exchange (http records): the response status, whether the connection served one before,
   /// time to first byte (+1, so 0 means "no response byte"), sizes, and the request's head.
   var httpStatus: UInt16 = 0
@@ -34,6 +35,8 @@ struct RawRecord {
   var httpFirstByteNanoseconds: UInt64 = 0
   var httpRequestBytes: UInt64 = 0
   var httpResponseBytes: UInt64 = 0
+  /// Puts the core's identity at the start of a cache line.
+  private var identityAlignment: (UInt64, UInt64, UInt64) = (0, 0, 0)
   /// The connection (connection records; an http record's carries all but the host).
   var core = ConnectionCore()
   var httpRequest = HTTPHead()
@@ -41,7 +44,7 @@ struct RawRecord {
   /// Reserves a queue slot, lets `fill` write the record, and publishes it. When the queue is full
   /// the record is dropped and counted: the hooks never block the host.
   ///
-  /// The slot is not cleared first (zero-filling its 1,616 bytes, and copying whole structs into it,
+  /// The slot is not cleared first (zero-filling its 1,216 bytes, and copying whole structs into it,
   /// was most of the cost of writing a record): `fill` writes every field its kind's reader
   /// (`transaction(process:)`) reads, and the other fields keep whatever an earlier record left in
   /// the slot. Text is read only up to its length.
