@@ -25,28 +25,35 @@ extension HTTPHead {
 /// length is clamped to its text's capacity, so that a slot written by anyone is read within its
 /// bounds.
 extension UnsafePointer where Pointee == HTTPHead {
-  var methodBytes: UnsafeRawBufferPointer { bytes(methodRange) }
-  var targetBytes: UnsafeRawBufferPointer { bytes(targetRange) }
-  var hostBytes: UnsafeRawBufferPointer { bytes(hostRange) }
+  var methodBytes: UnsafeRawBufferPointer { bytes(0, textLengths.method) }
+  var targetBytes: UnsafeRawBufferPointer { bytes(textLengths.method, textLengths.target) }
+  var hostBytes: UnsafeRawBufferPointer {
+    let lengths = textLengths
+    return bytes(lengths.method &+ lengths.target, lengths.host)
+  }
+
   /// The method's, target's and `Host`'s bytes together: what they are packed in.
-  var textBytes: UnsafeRawBufferPointer { bytes(0..<textLength) }
+  var textBytes: UnsafeRawBufferPointer { bytes(0, textLength) }
 
   /// The bytes of ``HTTPHead/text`` in use.
-  var textLength: Int { hostRange.upperBound }
-
-  private var methodRange: Range<Int> { 0..<Swift.min(Int(pointee.methodLength), HTTPHead.methodCapacity) }
-
-  private var targetRange: Range<Int> {
-    let start = methodRange.upperBound
-    return start..<start &+ Swift.min(Int(pointee.targetLength), HTTPHead.targetCapacity)
+  @inline(__always)
+  var textLength: Int {
+    let lengths = textLengths
+    return lengths.method &+ lengths.target &+ lengths.host
   }
 
-  private var hostRange: Range<Int> {
-    let start = targetRange.upperBound
-    return start..<start &+ Swift.min(Int(pointee.hostLength), HTTPHead.hostCapacity)
+  /// The method's, target's and `Host`'s lengths, each at most its capacity.
+  @inline(__always)
+  var textLengths: (method: Int, target: Int, host: Int) {
+    (
+      Swift.min(Int(pointee.methodLength), HTTPHead.methodCapacity),
+      Swift.min(Int(pointee.targetLength), HTTPHead.targetCapacity),
+      Swift.min(Int(pointee.hostLength), HTTPHead.hostCapacity)
+    )
   }
 
-  private func bytes(_ range: Range<Int>) -> UnsafeRawBufferPointer {
-    UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer(to: \.text)!) + range.lowerBound, count: range.count)
+  @inline(__always)
+  private func bytes(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer(to: \.text)!) + start, count: count)
   }
 }

@@ -6,11 +6,11 @@
 /// capacity; ``methodString``, ``targetString`` and ``hostString`` turn it into `String` off the hot
 /// path.
 public struct HTTPHead: Sendable {
-  /// Capacity of ``method`` in bytes; longer methods make the parser give up.
+  /// The longest method in bytes; longer methods make the parser give up.
   public static var methodCapacity: Int { 16 }
-  /// Capacity of ``target`` in bytes; longer targets are truncated (``targetTruncated``).
+  /// The longest request target kept, in bytes; longer targets are truncated (``targetTruncated``).
   public static var targetCapacity: Int { 512 }
-  /// Capacity of ``host`` in bytes; longer values are truncated (``hostTruncated``).
+  /// The longest `Host` value kept, in bytes; longer values are truncated (``hostTruncated``).
   public static var hostCapacity: Int { 256 }
   /// Capacity of ``text``: the three texts at their capacities.
   public static var textCapacity: Int { 784 }
@@ -22,11 +22,11 @@ public struct HTTPHead: Sendable {
   public internal(set) var contentLengthValue: UInt64
   /// The status code of a response (100…999); 0 for a request.
   public internal(set) var status: UInt16
-  /// Number of valid bytes in ``target``.
+  /// Bytes of the request target in ``text``.
   public internal(set) var targetLength: UInt16
-  /// Number of valid bytes in ``host``.
+  /// Bytes of the `Host` value in ``text``.
   public internal(set) var hostLength: UInt16
-  /// Number of valid bytes in ``method``; 0 for a response.
+  /// Bytes of the method in ``text``; 0 for a response.
   public internal(set) var methodLength: UInt8
   /// The minor HTTP version: 0 for HTTP/1.0, 1 for HTTP/1.1 (higher minor digits as sent).
   public internal(set) var minorVersion: UInt8
@@ -54,9 +54,10 @@ public struct HTTPHead: Sendable {
   /// The head's text, packed: the method's bytes (``methodLength``, `GET`, `POST`…), then the request
   /// target's (``targetLength``: path and query, or an absolute URI, or `*`, or `host:port` for
   /// `CONNECT`), then the `Host` header value's without surrounding whitespace (``hostLength``; the
-  /// first `Host` header wins), each right after the one before and up to its own capacity. Packed,
-  /// a typical request's text lies in the cache line of the scalars, and the readable part of a
-  /// head is one run of bytes (``copyReadableBytes(from:to:)``). The target is not redacted: the recorder redacts secrets.
+  /// first `Host` header wins), each right after the one before and up to its own capacity: a
+  /// request's head has them in this order. Packed, a short request's text lies in the cache line
+  /// of the scalars, and the readable part of a head is one run of bytes. The target is not
+  /// redacted: the recorder redacts secrets.
   public internal(set) var text: InlineArray<784, UInt8>
 
   /// An empty head; equal to all zero bytes.

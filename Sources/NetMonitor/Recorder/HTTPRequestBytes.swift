@@ -26,9 +26,7 @@ public struct HTTPRequestBytes {
   public mutating func capture(_ http: HTTPRecordView) {
     let request = http.record.pointer(to: \.httpRequest)!
     isTLS = http.record.pointee.core.isTLS
-    methodLength = request.methodBytes.count
-    targetLength = request.targetBytes.count
-    hostLength = request.hostBytes.count
+    (methodLength, targetLength, hostLength) = request.textLengths
     // What lets `word` read the text's last word whole (see above).
     precondition(HTTPHead.textCapacity % 8 == 0)
     let text = request.textBytes
@@ -53,14 +51,15 @@ public struct HTTPRequestBytes {
   /// scheme, method, `Host` and target. The lengths first, then the text.
   public func matches(_ http: HTTPRecordView) -> Bool {
     let request = http.record.pointer(to: \.httpRequest)!
+    let lengths = request.textLengths
     guard
-      request.targetBytes.count == targetLength && request.hostBytes.count == hostLength
-        && request.methodBytes.count == methodLength && http.record.pointee.core.isTLS == isTLS
+      lengths.target == targetLength && lengths.host == hostLength && lengths.method == methodLength
+        && http.record.pointee.core.isTLS == isTLS
     else { return false }
-    let text = request.textBytes
-    guard let bytes = text.baseAddress, text.count > 0 else { return true }  // all three empty
+    let count = lengths.method &+ lengths.target &+ lengths.host
+    guard count > 0 else { return true }  // all three empty
+    let bytes = UnsafeRawPointer(request.pointer(to: \.text)!)
     return words.withUnsafeBufferPointer { words in
-      let count = text.count
       var offset = 0
       var captured = words.baseAddress.unsafelyUnwrapped  // as many words as `count` needs
       while offset < count {
