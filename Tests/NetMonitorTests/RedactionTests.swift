@@ -136,4 +136,63 @@ struct RedactionTests {
     let target = "/static/app.js"
     #expect(TargetRedaction.redact(target) == target)
   }
+
+  /// Pieces the generated targets are made of: secret and harmless names (camelCase, acronyms,
+  /// separators, escapes), JWT-like and ordinary values, user information, non-ASCII text and
+  /// stray separators.
+  static let namePieces = [
+    "token", "Token", "access_token", "apiKey", "APIKey", "X-Amz-Signature", "key", "keyword", "monkey",
+    "sig", "signal", "pass", "passwd", "code", "zipcode", "auth", "author", "authority", "authKey",
+    "q", "page", "id", "%74oken", "api%5Fkey", "my+secret", "session", "PHPSESSID", "otp", "pin",
+    "ünï", "日本", "%E2%9C%93", "%ZZ", "", "_", "-", "2", "V1",
+  ]
+  static let valuePieces = [
+    "1", "abc", "", "eyJhbGciOiJIUzI1NiJ9", ".", "eyJzdWIiOiIxIn0", "%2E", "c2ln", "www.example.com",
+    "1.2.3", "x=y", "ü", "%ZZ", "+", "eyJ", "-_=",
+  ]
+  static let pathPieces = [
+    "/", "/a", "http://", "https://", "user", ":", "secret", "@", "proxy.example", "/p@th", "ghp_abc",
+    "ünï", "%40",
+  ]
+
+  static func generatedTarget(_ random: inout SplitMix64) -> String {
+    func pick(_ pieces: [String], upTo count: Int) -> String {
+      (0..<Int.random(in: 0...count, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+    }
+    var target = pick(pathPieces, upTo: 5)
+    for _ in 0..<Int.random(in: 0...2, using: &random) {
+      target += ["?", "#", "&", "=", "@"].randomElement(using: &random)!
+      for index in 0..<Int.random(in: 0...4, using: &random) {
+        if index > 0 { target += Bool.random(using: &random) ? "&" : "&&" }
+        target += pick(namePieces, upTo: 2)
+        if Bool.random(using: &random) { target += "=" + pick(valuePieces, upTo: 6) }
+      }
+    }
+    return target
+  }
+
+  @Test("the byte rules give what the string rules gave, on 20,000 generated targets (seeded)")
+  func sameAsReference() {
+    var random = SplitMix64(state: 7)
+    for _ in 0..<20_000 {
+      let target = Self.generatedTarget(&random)
+      let expected = ReferenceRedaction.redact(target)
+      #expect(TargetRedaction.redact(target) == expected, "\(target)")
+      let bytes = Array(target.utf8)
+      #expect(bytes.withUnsafeBytes { TargetRedaction.redact($0) } == expected, "bytes of \(target)")
+    }
+  }
+
+  @Test("invalid UTF-8 in a target: redacted as the text it decodes to")
+  func invalidBytes() {
+    let targets: [[UInt8]] = [
+      Array("/a?pass".utf8) + [0xFF] + Array("word=x&q=".utf8) + [0xC3],
+      Array("/".utf8) + [0xE2, 0x9C] + Array("?token=1#frag".utf8),
+      Array("http://u:".utf8) + [0x80] + Array("@h/?x=eyJ".utf8) + [0xFE] + Array(".a.b".utf8),
+    ]
+    for bytes in targets {
+      let decoded = String(decoding: bytes, as: UTF8.self)
+      #expect(bytes.withUnsafeBytes { TargetRedaction.redact($0) } == ReferenceRedaction.redact(decoded))
+    }
+  }
 }

@@ -15,7 +15,7 @@ struct RecordTextCache {
   mutating func method(_ bytes: UnsafeRawBufferPointer) -> String { method.string(for: bytes) }
   /// The target redacted (`TargetRedaction.redact(_:)`): a repeated target is redacted once.
   mutating func redactedTarget(_ bytes: UnsafeRawBufferPointer) -> String {
-    target.string(for: bytes) { TargetRedaction.redact(String(decoding: $0, as: UTF8.self)) }
+    target.string(for: bytes) { TargetRedaction.redact($0) }
   }
   mutating func host(_ bytes: UnsafeRawBufferPointer) -> String { host.string(for: bytes) }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Removes secrets from an HTTP request target before it is recorded: the `target` of every
 /// `HTTPRecord` passes through `redact(_:)`.
 ///
@@ -33,182 +35,239 @@ public enum TargetRedaction {
   public static let placeholder = "REDACTED"
 
   /// Substrings of a name (letters and digits only, lowercased) that mark it as secret.
-  public static let secretFragments: [String] = [
-    "token", "secret", "passw", "passphrase", "passcode", "pwd", "credential", "signature",
-    "apikey",
-    "accesskey", "privatekey", "session", "sessid", "jwt", "bearer", "cookie", "saml",
-  ]
+  public static let secretFragments = fragmentTexts.map(\.description)
 
   /// Whole words of a name that mark it as secret.
-  public static let secretWords: Set<String> = [
-    "key", "sig", "pass", "code", "otp", "pin", "sid", "hmac", "ticket", "assertion", "nonce",
-  ]
-
-  /// `secretFragments` as bytes, for `contains(_:_:)`.
-  private static let secretFragmentBytes = secretFragments.map { Array($0.utf8) }
+  public static let secretWords = Set(secretWordTexts.map(\.description))
 
   /// Words that start with `auth` but name no secret.
-  static let authWordExceptions: Set<String> = ["author", "authors", "authored", "authority"]
+  static let authWordExceptions = Set(authWordExceptionTexts.map(\.description))
+
+  // The lists as static bytes: the rules run on a target's bytes, with no `String` per parameter
+  // and nothing retained per comparison.
+  private static let fragmentTexts: [StaticString] = [
+    "token", "secret", "passw", "passphrase", "passcode", "pwd", "credential", "signature", "apikey",
+    "accesskey", "privatekey", "session", "sessid", "jwt", "bearer", "cookie", "saml",
+  ]
+  private static let secretWordTexts: [StaticString] = [
+    "key", "sig", "pass", "code", "otp", "pin", "sid", "hmac", "ticket", "assertion", "nonce",
+  ]
+  private static let authWordExceptionTexts: [StaticString] = ["author", "authors", "authored", "authority"]
+  private static let placeholderBytes = Array(placeholder.utf8)
 
   /// The target with secret-looking values replaced by `placeholder`.
   ///
   /// - Parameter target: An HTTP/1.x request target: origin form (`/path?query`), absolute form
   ///   (`http://host/path?query`), or anything else (kept apart from its query and fragment).
   public static func redact(_ target: String) -> String {
-    let utf8 = target.utf8
-    let mayHaveSecrets = { (byte: UInt8) in
-      byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@")
-    }
-    // Most targets have none of the three: found out on the bytes in place, once per record.
-    guard
-      utf8.withContiguousStorageIfAvailable({ $0.contains(where: mayHaveSecrets) })
-        ?? utf8.contains(where: mayHaveSecrets)
-    else { return target }
+    var target = target
+    return target.withUTF8 { redact(UnsafeRawBufferPointer($0)) }
+  }
 
-    var result = ""
-    result.reserveCapacity(utf8.count + 16)
-    let pathEnd = target.firstIndex { $0 == "?" || $0 == "#" } ?? target.endIndex
-    result += redactUserInfo(target[..<pathEnd])
-    var rest = target[pathEnd...]
-    while let separator = rest.first {
-      // `?query` up to `#`, or `#fragment` up to the end.
-      let partEnd =
-        separator == "?"
-        ? (rest.dropFirst().firstIndex(of: "#") ?? rest.endIndex) : rest.endIndex
-      result.append(separator)
-      result += redactParameters(rest[rest.index(after: rest.startIndex)..<partEnd])
-      rest = rest[partEnd...]
+  /// The target whose bytes `target` holds (as sent: any bytes), redacted, as text: invalid UTF-8
+  /// becomes U+FFFD as with `String(decoding:as:)`, which gives the text `redact(_:)` gives for
+  /// that decoded string. The separators are ASCII, and no ASCII byte is ever part of an invalid
+  /// sequence, so the parts are the same either way.
+  public static func redact(_ target: UnsafeRawBufferPointer) -> String {
+    // Most targets have none of `?`, `#` and `@`: they come back as they are.
+    guard target.contains(where: { $0 == .question || $0 == .hash || $0 == .at }) else {
+      return String(decoding: target, as: UTF8.self)
     }
-    return result
+    var result: [UInt8] = []
+    result.reserveCapacity(target.count + 16)
+    let pathEnd = target.firstIndex { $0 == .question || $0 == .hash } ?? target.endIndex
+    appendRedactingUserInfo(target[..<pathEnd], to: &result)
+    var start = pathEnd
+    while start < target.endIndex {
+      // `?query` up to `#`, or `#fragment` up to the end.
+      let separator = target[start]
+      let partEnd =
+        separator == .question ? (target[(start + 1)...].firstIndex(ofByte: .hash) ?? target.endIndex) : target.endIndex
+      result.append(separator)
+      appendRedactingParameters(target[(start + 1)..<partEnd], to: &result)
+      start = partEnd
+    }
+    return String(decoding: result, as: UTF8.self)
   }
 
   /// Whether a query parameter name looks like it carries a secret (see the type's rules).
   public static func isSecretName(_ name: some StringProtocol) -> Bool {
-    let decoded = percentDecoded(name)
-    let words = splitWords(decoded)
-    let joined = Array(words.joined().utf8)
-    for fragment in secretFragmentBytes where contains(joined, fragment) { return true }
-    for word in words {
-      if secretWords.contains(word) { return true }
-      if word.hasPrefix("auth") && !authWordExceptions.contains(word) { return true }
-    }
-    return false
+    var name = String(name)
+    return name.withUTF8 { isSecretName(UnsafeRawBufferPointer($0)[...]) }
   }
 
   /// Whether a value looks like a JWT (JWS: three parts) or JWE (five parts): base64url parts
   /// separated by dots, the first starting with `eyJ`.
   public static func looksLikeJWT(_ value: some StringProtocol) -> Bool {
-    let decoded = percentDecoded(value)
-    let parts = decoded.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 3 || parts.count == 5 else { return false }
-    guard parts[0].count >= 4, parts[0].hasPrefix("eyJ"), !parts[1].isEmpty else { return false }
-    for part in parts {
-      for byte in part.utf8 {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
-          UInt8(ascii: "="):
-          continue
-        default:
+    var value = String(value)
+    return value.withUTF8 { looksLikeJWT(UnsafeRawBufferPointer($0)[...]) }
+  }
+
+  /// Lowercased ASCII words (see ``splitWords(_:into:word:)``), as text.
+  static func splitWords(_ name: String) -> [String] {
+    let name = Array(name.utf8)
+    var joined = [UInt8](repeating: 0, count: name.count)
+    var ranges: [Range<Int>] = []
+    _ = name.withUnsafeBufferPointer { name in
+      joined.withUnsafeMutableBufferPointer { joined in
+        splitWords(name, into: joined) { range in
+          ranges.append(range)
           return false
         }
       }
     }
-    return true
+    return ranges.map { String(decoding: joined[$0], as: UTF8.self) }
   }
 
   // MARK: - Parts
 
   /// `name=value&…` with secret values replaced; separators and names kept byte for byte.
-  private static func redactParameters(_ query: Substring) -> String {
-    var result = ""
-    result.reserveCapacity(query.utf8.count)
-    var first = true
-    for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
-      if !first { result.append("&") }
-      first = false
-      guard let equals = parameter.firstIndex(of: "=") else {
-        result += parameter
-        continue
-      }
-      let name = parameter[..<equals]
-      let value = parameter[parameter.index(after: equals)...]
-      if !value.isEmpty && (isSecretName(name) || looksLikeJWT(value)) {
-        result += name
-        result += "="
-        result += placeholder
+  private static func appendRedactingParameters(_ query: Bytes, to result: inout [UInt8]) {
+    var start = query.startIndex
+    while true {
+      let end = query[start...].firstIndex(ofByte: .ampersand) ?? query.endIndex
+      let parameter = query[start..<end]
+      if let equals = parameter.firstIndex(ofByte: .equals), equals + 1 < end,
+        isSecretName(parameter[..<equals]) || looksLikeJWT(parameter[(equals + 1)...])
+      {
+        result.append(bytes: parameter[...equals])
+        result.append(contentsOf: placeholderBytes)
       } else {
-        result += parameter
+        result.append(bytes: parameter)
       }
+      guard end < query.endIndex else { return }
+      result.append(.ampersand)
+      start = end + 1
     }
-    return result
   }
 
   /// The user information of an absolute-form target (`scheme://user:password@host/…`)
   /// redacted; anything else unchanged.
-  private static func redactUserInfo(_ path: Substring) -> String {
-    // Searched in the bytes, not with `firstRange(of:)`, which builds a search table at every
-    // call (~9,000 instructions). `://` is ASCII: its bytes end on a character boundary.
-    let separator = Array("://".utf8)
-    guard let offset = firstOffset(of: separator, in: Array(path.utf8)) else { return String(path) }
-    let authorityStart = path.utf8.index(path.utf8.startIndex, offsetBy: offset + separator.count)
-    let authorityEnd = path[authorityStart...].firstIndex(of: "/") ?? path.endIndex
-    let authority = path[authorityStart..<authorityEnd]
-    guard let at = authority.lastIndex(of: "@") else { return String(path) }
-    let userInfo = authority[..<at]
-    var result = String(path[..<authorityStart])
-    if let colon = userInfo.firstIndex(of: ":") {
-      result += userInfo[..<colon]
-      result += ":"
+  private static func appendRedactingUserInfo(_ path: Bytes, to result: inout [UInt8]) {
+    let separator: [UInt8] = [.colon, .slash, .slash]
+    guard let schemeEnd = firstOffset(of: separator, in: path) else { return result.append(bytes: path) }
+    let authorityStart = schemeEnd + separator.count
+    let authorityEnd = path[authorityStart...].firstIndex(ofByte: .slash) ?? path.endIndex
+    guard let at = path[authorityStart..<authorityEnd].lastIndex(of: .at) else {
+      return result.append(bytes: path)
     }
-    result += placeholder
-    result += path[at...]
-    return result
+    result.append(bytes: path[..<authorityStart])
+    if let colon = path[authorityStart..<at].firstIndex(ofByte: .colon) {
+      result.append(bytes: path[authorityStart...colon])
+    }
+    result.append(contentsOf: placeholderBytes)
+    result.append(bytes: path[at...])
   }
 
-  /// Whether `text` contains the bytes of `fragment`. What `String.contains(_:)` answers for
-  /// ASCII text (a name's joined words are lowercased ASCII letters and digits), without the
-  /// search table it builds at every call: ~9,000 instructions, 17 fragments per query parameter
-  /// of every distinct target.
-  private static func contains(_ text: [UInt8], _ fragment: [UInt8]) -> Bool {
-    firstOffset(of: fragment, in: text) != nil
+  /// A run of a target's bytes.
+  private typealias Bytes = Slice<UnsafeRawBufferPointer>
+
+  // The bytes of a name or value are decoded into a buffer on the stack, and a name's words
+  // into the same buffer after them: nothing allocated per parameter.
+
+  private static func isSecretName(_ name: Bytes) -> Bool {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * name.count + 1) { scratch in
+      let decoded = percentDecode(name, into: scratch)
+      let joined = UnsafeMutableBufferPointer(rebasing: scratch[decoded.count...])
+      guard let count = splitWords(decoded, into: joined, word: { isSecretWord(UnsafeBufferPointer(rebasing: joined[$0])) })
+      else { return true }
+      let words = UnsafeBufferPointer(rebasing: joined[..<count])
+      return containsFragment(words)
+    }
+  }
+
+  /// Whether one word (lowercased) is secret by itself: one of `secretWords`, or `auth…` but for
+  /// `authWordExceptions`.
+  private static func isSecretWord(_ word: UnsafeBufferPointer<UInt8>) -> Bool {
+    if secretWordTexts.contains(where: { equal(word, $0) }) { return true }
+    return word.count >= 4 && memcmp(word.baseAddress!, "auth", 4) == 0
+      && !authWordExceptionTexts.contains { equal(word, $0) }
+  }
+
+  private static func equal(_ word: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    word.count == text.utf8CodeUnitCount && memcmp(word.baseAddress!, text.utf8Start, word.count) == 0
+  }
+
+  private static func looksLikeJWT(_ value: Bytes) -> Bool {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: value.count + 1) { scratch in
+      let decoded = percentDecode(value, into: scratch)
+      guard decoded.starts(with: [.lowerE, .lowerY, .upperJ]) else { return false }
+      var dots = 0
+      var firstDot = 0
+      var secondDot = 0
+      for (index, byte) in decoded.enumerated() {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), .equals:
+          continue
+        case .dot:
+          dots += 1
+          if dots == 1 { firstDot = index } else if dots == 2 { secondDot = index }
+        default:
+          return false
+        }
+      }
+      // Three or five parts, the first of at least four bytes, the second not empty.
+      return (dots == 2 || dots == 4) && firstDot >= 4 && secondDot > firstDot + 1
+    }
+  }
+
+  /// Bit n is set when a fragment starts with the letter `a` + n (they all start with a letter).
+  private static let fragmentInitials = fragmentTexts.reduce(UInt32(0)) {
+    $0 | 1 << UInt32($1.utf8Start.pointee &- UInt8(ascii: "a"))
+  }
+
+  /// Whether one of `secretFragments` is in `words` (lowercased letters and digits): only the
+  /// fragments starting with a position's letter are compared there.
+  private static func containsFragment(_ words: UnsafeBufferPointer<UInt8>) -> Bool {
+    for start in words.indices {
+      let letter = words[start] &- UInt8(ascii: "a")
+      guard letter < 26, fragmentInitials >> UInt32(letter) & 1 != 0 else { continue }
+      for fragment in fragmentTexts where fragment.utf8Start.pointee == words[start] {
+        let length = fragment.utf8CodeUnitCount
+        if words.count - start >= length && memcmp(words.baseAddress! + start, fragment.utf8Start, length) == 0 {
+          return true
+        }
+      }
+    }
+    return false
   }
 
   /// Where the bytes of `fragment` first start in `text`; `nil` when they are not in it.
-  private static func firstOffset(of fragment: [UInt8], in text: [UInt8]) -> Int? {
-    guard !fragment.isEmpty else { return 0 }
-    guard text.count >= fragment.count else { return nil }
-    for start in 0...(text.count - fragment.count) where text[start] == fragment[0] {
-      if text[start..<(start + fragment.count)].elementsEqual(fragment) { return start }
+  private static func firstOffset(of fragment: [UInt8], in text: Bytes) -> Int? {
+    guard let first = fragment.first else { return text.startIndex }
+    var start = text.startIndex
+    while let candidate = text[start...].firstIndex(ofByte: first) {
+      if text[candidate...].starts(with: fragment) { return candidate }
+      start = candidate + 1
     }
     return nil
   }
 
   // MARK: - Names
 
-  /// `%XX` decoded and `+` read as a space, as in `application/x-www-form-urlencoded`;
-  /// malformed escapes kept as they are.
-  static func percentDecoded(_ text: some StringProtocol) -> String {
-    let utf8 = Array(text.utf8)
-    guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
-      return String(text)
-    }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(utf8.count)
-    var index = 0
-    while index < utf8.count {
-      let byte = utf8[index]
-      if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
-        let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+  /// `text` with `%XX` decoded and `+` read as a space, as in `application/x-www-form-urlencoded`
+  /// (malformed escapes kept as they are), written at the start of `buffer` (at least `text.count`
+  /// bytes).
+  private static func percentDecode(_ text: Bytes, into buffer: UnsafeMutableBufferPointer<UInt8>)
+    -> UnsafeBufferPointer<UInt8>
+  {
+    var count = 0
+    var index = text.startIndex
+    while index < text.endIndex {
+      let byte = text[index]
+      if byte == .percent, index + 2 < text.endIndex, let high = hexValue(text[index + 1]),
+        let low = hexValue(text[index + 2])
       {
-        bytes.append(high << 4 | low)
+        buffer[count] = high << 4 | low
         index += 3
       } else {
-        bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+        buffer[count] = byte == .plus ? .space : byte
         index += 1
       }
+      count += 1
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return UnsafeBufferPointer(rebasing: buffer[..<count])
   }
 
   private static func hexValue(_ byte: UInt8) -> UInt8? {
@@ -220,33 +279,69 @@ public enum TargetRedaction {
     }
   }
 
-  /// Lowercased ASCII words: split at anything that is not a letter or digit, before an
-  /// uppercase letter that follows a lowercase one (`apiKey`), and before the last capital of
-  /// an acronym followed by lowercase (`APIKey` → `api key`).
-  static func splitWords(_ name: String) -> [String] {
-    var words: [String] = []
-    var current: [UInt8] = []
-    let bytes = Array(name.utf8)
+  /// Splits `name` into lowercased ASCII words: at anything that is not a letter or digit, before
+  /// an uppercase letter that follows a lowercase one (`apiKey`), and before the last capital of an
+  /// acronym followed by lowercase (`APIKey` → `api key`). The words are written one after another
+  /// into `joined` (at least `name.count` bytes), and `word` is called with each one's range there;
+  /// when it returns true the split stops and returns nil. Otherwise returns the bytes written.
+  static func splitWords(
+    _ name: UnsafeBufferPointer<UInt8>, into joined: UnsafeMutableBufferPointer<UInt8>, word: (Range<Int>) -> Bool
+  ) -> Int? {
     func isUpper(_ b: UInt8) -> Bool { b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") }
     func isLower(_ b: UInt8) -> Bool { b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z") }
     func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
-    func finish() {
-      if !current.isEmpty { words.append(String(decoding: current, as: UTF8.self)) }
-      current.removeAll(keepingCapacity: true)
+    var count = 0
+    var wordStart = 0
+    // Ends the word in progress; true when `word` stops the split.
+    func finish() -> Bool {
+      defer { wordStart = count }
+      return count > wordStart && word(wordStart..<count)
     }
-    for (index, byte) in bytes.enumerated() {
+    for (index, byte) in name.enumerated() {
       guard isUpper(byte) || isLower(byte) || isDigit(byte) else {
-        finish()
+        if finish() { return nil }
         continue
       }
       if isUpper(byte), index > 0 {
-        let previous = bytes[index - 1]
-        let nextIsLower = index + 1 < bytes.count && isLower(bytes[index + 1])
-        if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower) { finish() }
+        let previous = name[index - 1]
+        let nextIsLower = index + 1 < name.count && isLower(name[index + 1])
+        if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower), finish() { return nil }
       }
-      current.append(isUpper(byte) ? byte + 32 : byte)
+      joined[count] = isUpper(byte) ? byte + 32 : byte
+      count += 1
     }
-    finish()
-    return words
+    return finish() ? nil : count
   }
+}
+
+extension [UInt8] {
+  /// Appends `bytes` with one copy (`append(contentsOf:)` on a slice goes a byte at a time).
+  fileprivate mutating func append(bytes: Slice<UnsafeRawBufferPointer>) {
+    append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes))
+  }
+}
+
+extension Slice where Base == UnsafeRawBufferPointer {
+  /// The index of the first `byte` (`memchr`: the generic `firstIndex(of:)` costs ~10 times more).
+  fileprivate func firstIndex(ofByte byte: UInt8) -> Int? {
+    guard !isEmpty, let found = memchr(base.baseAddress! + startIndex, Int32(byte), count) else { return nil }
+    return UnsafeRawPointer(found) - base.baseAddress!
+  }
+}
+
+extension UInt8 {
+  fileprivate static let question = UInt8(ascii: "?")
+  fileprivate static let hash = UInt8(ascii: "#")
+  fileprivate static let at = UInt8(ascii: "@")
+  fileprivate static let ampersand = UInt8(ascii: "&")
+  fileprivate static let equals = UInt8(ascii: "=")
+  fileprivate static let colon = UInt8(ascii: ":")
+  fileprivate static let slash = UInt8(ascii: "/")
+  fileprivate static let dot = UInt8(ascii: ".")
+  fileprivate static let percent = UInt8(ascii: "%")
+  fileprivate static let plus = UInt8(ascii: "+")
+  fileprivate static let space = UInt8(ascii: " ")
+  fileprivate static let lowerE = UInt8(ascii: "e")
+  fileprivate static let lowerY = UInt8(ascii: "y")
+  fileprivate static let upperJ = UInt8(ascii: "J")
 }
