@@ -17,9 +17,9 @@ final class RunSession {
   /// absorbs some 200k records per second. Also while nothing comes: a server's first requests
   /// after a quiet spell fill a ring at full speed, and with 20 ms between idle drains a burst of
   /// 80k requests a second overflowed it (`bench-nginx`'s alternated runs: 1,159 records dropped
-  /// of 6.7 M). Draining nothing costs a wakeup (and the children are reaped only at SIGCHLD, not
-  /// at every wakeup): an idle run uses ~6 ms of CPU a second here (3.5 ms with 20 ms between idle
-  /// drains).
+  /// of 6.7 M). Draining nothing costs a wakeup: an idle run uses ~7.5 ms of CPU a second here
+  /// (`perf stat` over `sleep 10`; ~8 ms when the children were also waited for at every wakeup,
+  /// not only at SIGCHLD; ~3.5 ms with 20 ms between idle drains).
   static let drainMilliseconds = 5
   /// The JSON lines of a drain (see `drain(final:)`).
   private var lines: [UInt8] = []
