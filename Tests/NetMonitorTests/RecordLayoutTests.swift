@@ -45,6 +45,7 @@ struct RecordLayoutTests {
 
   @Test("a head's method, target and Host are packed, and its readable bytes copied as one run")
   func packedText() {
+    #expect(MemoryLayout<HTTPHead>.size - MemoryLayout<HTTPHead>.offset(of: \.text)! == HTTPHead.textCapacity)
     var parser = HTTPStreamParser()
     let request = Array("OPTIONS /a?b=c HTTP/1.1\r\nX: y\r\nHost:  h.example:81 \r\n\r\n".utf8)
     request.withUnsafeBytes { bytes in parser.feed(bytes, as: .requests) { _, _ in } }

@@ -240,7 +240,7 @@ public struct HTTPStreamParser: Sendable {
   @inline(__always)
   mutating func beginMessage(_ kind: HTTPDirectionKind, keepingHead: Bool) {
     if !keepingHead {
-      head.clearScalars()  // the text arrays are only read up to their lengths
+      head.clearScalars()  // the text is only read up to its lengths
       headMemo.forget()
       headSerial &+= 1
     }

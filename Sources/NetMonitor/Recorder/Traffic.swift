@@ -31,10 +31,7 @@ enum Traffic {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
     let watches = { (fromPeer: Bool) -> UInt8 in
-      let givenUp =
-        carriesRequests(slot, fromPeer: fromPeer)
-        ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp
-      return connecting || plaintext && !givenUp ? 1 : 0
+      connecting || plaintext && !hasGivenUp(slot, requests: carriesRequests(slot, fromPeer: fromPeer)) ? 1 : 0
     }
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)
@@ -92,6 +89,12 @@ enum Traffic {
     (slot.pointee.core.role == ConnectionCore.Role.client) != fromPeer
   }
 
+  /// Whether the parser of the requests (or of the responses) on `slot` gave up on its bytes.
+  @inline(__always)
+  static func hasGivenUp(_ slot: UnsafeMutablePointer<ConnectionSlot>, requests: Bool) -> Bool {
+    requests ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp
+  }
+
   /// The context an exchange that completes on `slot` is recorded with.
   static func exchangeContext(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> ExchangeContext {
     ExchangeContext(core: UnsafePointer(slot.pointer(to: \.core)!), isTLS: slot.pointee.head.is_tls != 0)
@@ -101,7 +104,7 @@ enum Traffic {
   /// direction; nothing (not even the clock) once that parser gave up.
   static func parse(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int, fromPeer: Bool) {
     let requests = carriesRequests(slot, fromPeer: fromPeer)
-    if requests ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { return }
+    if hasGivenUp(slot, requests: requests) { return }
     let now = MonotonicClock.now()
     let context = exchangeContext(slot)
     let exchanges = slot.pointer(to: \.http)!
@@ -112,7 +115,7 @@ enum Traffic {
         exchanges.responseBytes(piece, now: now, context: context)
       }
     }
-    if requests ? slot.pointee.http.requests.hasGivenUp : slot.pointee.http.responses.hasGivenUp { updateWatch(slot) }
+    if hasGivenUp(slot, requests: requests) { updateWatch(slot) }
   }
 
   /// A non-blocking connect whose completion the host never asked about (SO_ERROR) is
