@@ -7,6 +7,7 @@ struct RebindFixtureTests {
   @Test("fishhook's contract: main program, dlopen'ed library, one image, chains, undo, filters", arguments: EngineFixtures.Variant.all)
   func contract(_ variant: EngineFixtures.Variant) throws {
     let directory = try EngineFixtures.build(variant, programs: ["rebind_main"])
+    defer { try? FileManager.default.removeItem(at: directory) }
     let result = try ElfTestSupport.run(
       directory.appendingPathComponent("rebind_main").path, [directory.appendingPathComponent("libplugin.so").path])
     #expect(!result.signaled, "rebind_main died of a signal (\(variant)): \(result.stderr)")
@@ -19,6 +20,7 @@ struct RebindFixtureTests {
   ])
   func hammer(_ variant: EngineFixtures.Variant) throws {
     let directory = try EngineFixtures.build(variant, programs: ["hammer"])
+    defer { try? FileManager.default.removeItem(at: directory) }
     let result = try ElfTestSupport.run(directory.appendingPathComponent("hammer").path, ["3000"], timeout: 120)
     #expect(!result.signaled, "hammer died of a signal (\(variant)): \(result.stderr)")
     #expect(result.status == 0, "hammer failed (\(variant)):\n\(result.stderr)")
@@ -34,6 +36,7 @@ struct RebindFixtureTests {
   func bareNameDlopen(_ tags: String) throws {
     let engineDirectory = try EngineFixtures.engine.get()
     let directory = try ElfTestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
     let path = { (name: String) in directory.appendingPathComponent(name).path }
     let source = { (name: String) in EngineFixtures.sources.appendingPathComponent(name).path }
     try FileManager.default.createDirectory(atPath: path("private"), withIntermediateDirectories: true)
@@ -62,6 +65,7 @@ struct RebindFixtureTests {
   func cExample() throws {
     let engineDirectory = try EngineFixtures.engine.get()
     let directory = try ElfTestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
     let program = directory.appendingPathComponent("fopen_audit").path
     try EngineFixtures.cc([
       "-Wall", "-Werror", "-I", EngineFixtures.include.path,
@@ -86,6 +90,7 @@ struct RebindFixtureTests {
       FileManager.default.fileExists(atPath: library.path),
       "\(library.path) is missing: run `swift build` before `swift test` (scripts/test does)")
     let directory = try EngineFixtures.build(EngineFixtures.Variant.all[1], programs: [])
+    defer { try? FileManager.default.removeItem(at: directory) }
     let program = directory.appendingPathComponent("rebind_main_spm").path
     try EngineFixtures.cc([
       "-I", EngineFixtures.include.path, "-I", EngineFixtures.sources.path,
