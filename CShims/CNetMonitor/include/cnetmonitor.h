@@ -17,6 +17,13 @@ static inline void cnm_add_u64(uint64_t *field, uint64_t value) {
   __atomic_fetch_add(field, value, __ATOMIC_RELAXED);
 }
 static inline uint64_t cnm_load_u64(const uint64_t *field) { return __atomic_load_n(field, __ATOMIC_ACQUIRE); }
+/* The two halves of an HTTP exchange (HTTPExchanges.swift) may end on two threads. */
+static inline uint32_t cnm_load_u32(const uint32_t *field) { return __atomic_load_n(field, __ATOMIC_ACQUIRE); }
+static inline void cnm_store_u32(uint32_t *field, uint32_t value) { __atomic_store_n(field, value, __ATOMIC_RELEASE); }
+/* Sets *field to `value` if it holds *expected; otherwise loads it into *expected. */
+static inline bool cnm_exchange_u32(uint32_t *field, uint32_t *expected, uint32_t value) {
+  return __atomic_compare_exchange_n(field, expected, value, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 /* Sets *field to `value` if it is 0; returns true when this call set it (first byte, first call). */
 static inline bool cnm_set_once_u64(uint64_t *field, uint64_t value) {
   uint64_t expected = 0;

@@ -110,7 +110,7 @@ enum Traffic {
     let exchanges = slot.pointer(to: \.http)!
     bytes.forEachPiece(upTo: count) { piece in
       if requests {
-        exchanges.requestBytes(piece, now: now)
+        exchanges.requestBytes(piece, now: now, context: context)
       } else {
         exchanges.responseBytes(piece, now: now, context: context)
       }
@@ -169,7 +169,6 @@ enum Traffic {
   /// The response direction ended (close, or a server's shutdown of its writing side): a
   /// close-delimited response completes here.
   static func finishResponses(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
-    guard !slot.pointee.http.responses.hasGivenUp else { return }
     slot.pointer(to: \.http)!.finish(now: MonotonicClock.now(), context: exchangeContext(slot))
   }
 
@@ -184,7 +183,7 @@ enum Traffic {
       slot.pointee.core.connectEnd = 0
     }
     let end = MonotonicClock.now()
-    slot.pointee.core.httpExchanges = slot.pointee.http.completed
+    slot.pointee.core.httpExchanges = cnm_load_u64(&slot.pointee.http.completed)
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
     slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
     slot.pointee.core.isTLS = slot.pointee.head.is_tls
