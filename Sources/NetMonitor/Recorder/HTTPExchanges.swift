@@ -1,40 +1,44 @@
 import CNetMonitor
 
-/// One exchange of a connection, in the slot of its sequence number: the request half is written by
-/// the thread that moves the requests, the response half by the thread that moves the responses
-/// (one thread, or two: a client may send on one and read on another, as Java's HttpClient does).
-/// Whichever half ends second records the exchange (``halves``).
-struct PendingExchange {
+/// The request half of an exchange, in the slot of its sequence number (32 bytes: two to a cache
+/// line), written by the thread that moves the requests. ``halves`` is the one word both halves
+/// write: whichever ends second records the exchange.
+struct RequestHalf {
   /// Which exchange the slot holds and which of its halves ended: `sequence << 2`, then
-  /// ``requestEnded`` and ``responseEnded``. Changed only with an atomic compare-and-swap.
+  /// ``requestEnded`` and ``responseEnded``. Changed only atomically.
   var halves: UInt32 = 0
   static let requestEnded: UInt32 = 1
   static let responseEnded: UInt32 = 2
 
-  // The request half.
-  /// Monotonic; the record's wall-clock start is derived from it (see `record`).
-  var start: UInt64 = 0
-  var requestBytes: UInt64 = 0
-  /// The request parser's ``HTTPStreamParser/headSerial`` when its head was copied into
-  /// ``request``: a request that repeats the last one (the same head, not parsed again) finds its
-  /// copy made already when it lands in a slot that holds it. 0: no copy.
-  var requestSerial: UInt32 = 0
-  /// This exchange's request head is complete, and is ``request``.
+  /// The request parser's ``HTTPStreamParser/headSerial`` for this request's head: its copy is
+  /// ``HTTPExchanges/heads`` at `headSerial % headCapacity`, while that copy's serial matches.
+  var headSerial: UInt32 = 0
+  /// This exchange's request head is complete, and copied.
   var hasRequest = false
   /// What the response parser must know of the request (HEAD, CONNECT): see
   /// ``HTTPExchanges/requestKindsKnown``.
   var requestKind = HTTPRequestKind.ordinary
+  /// Monotonic; the record's wall-clock start is derived from it (see `record`).
+  var start: UInt64 = 0
+  var requestBytes: UInt64 = 0
+}
 
-  // The response half.
+/// A response that ended before its request did, parked in the slot of its sequence number for
+/// the request's side to record (the usual order needs no copy: see `responseEvent`).
+struct ResponseHalf {
   var status: UInt16 = 0
-  var firstResponseByte: UInt64 = 0
+  var firstByte: UInt64 = 0
   var end: UInt64 = 0
-  /// Bytes of informational (1xx) responses that came before the final one.
-  var informationalBytes: UInt64 = 0
-  /// The final response's bytes, with the informational ones before it.
-  var responseBytes: UInt64 = 0
+  /// The final response's bytes, with the informational (1xx) ones before it.
+  var bytes: UInt64 = 0
+}
 
-  var request = HTTPHead()
+/// A copy of a request head, kept by its parser serial: a request that repeats the last one (the
+/// same head, not parsed again) has its copy made already, so a keep-alive connection repeating
+/// one request copies it once and reads it from the same lines at every record.
+struct HeadCopy {
+  var serial: UInt32 = 0
+  var head = HTTPHead()
 }
 
 /// The HTTP/1.x exchanges of one connection, read from its bytes: a parser per direction and the
@@ -42,34 +46,46 @@ struct PendingExchange {
 /// threads without allocating or locking.
 ///
 /// HTTP/1.x answers requests in order, so the n-th final response answers the n-th request: each
-/// direction counts its own messages, and exchange n lives in slot `n % pendingCapacity`. The two
-/// directions share nothing else but the request kinds and the slots' ``PendingExchange/halves``,
-/// so that a response read on one thread before the thread that sent its request has even parsed
-/// it (that thread is preempted between the system call and its hook, while the server answers)
-/// still meets its own request, not the next one.
+/// direction counts its own messages, and exchange n has the slot `n % pendingCapacity`. The two
+/// directions share only the request kinds and the slots' ``RequestHalf/halves``, so that a
+/// response read on one thread before the thread that sent its request has even parsed it (that
+/// thread is preempted between the system call and its hook, while the server answers; Java's
+/// HttpClient sends and reads on two threads) still meets its own request, not the next one.
 struct HTTPExchanges {
   static let pendingCapacity = 8
+  static let headCapacity = 8
 
   // Layout: the counters every exchange updates first, in the cache line where the request
-  // parser's state begins; after the pending requests (~6.8 KB further) they were one more line
-  // to fetch per exchange.
+  // parser's state begins.
   /// Requests begun (the request direction's alone).
   var requestsBegun: UInt32 = 0
-  /// Requests whose kind is in their slot (``PendingExchange/requestKind``): written by the
-  /// request direction, read by the response direction, both atomically.
+  /// Requests whose kind is in their slot (``RequestHalf/requestKind``): written by the request
+  /// direction, read by the response direction, both atomically.
   var requestKindsKnown: UInt32 = 0
   /// Final responses ended (the response direction's alone), and how many of the request kinds
   /// it has taken into its parser's expectations.
   var responsesEnded: UInt32 = 0
   var requestKindsTaken: UInt32 = 0
-  /// The response under way (number ``responsesEnded``) has begun, and its final head is read.
-  var responseBegun = false
+  /// The response under way (number ``responsesEnded``): its first byte (0: not begun), the
+  /// informational responses' bytes before it, and whether its final head is read.
+  var responseFirstByte: UInt64 = 0
+  var informationalBytes: UInt64 = 0
   var finalHeadRead = false
-  /// Exchanges recorded on this connection (atomic: either direction may record one).
-  var completed: UInt64 = 0
+  /// Exchanges recorded, counted by who recorded them (no counter has two writers): the response
+  /// direction; the request direction (responses parked before their requests); `finish`.
+  var recordedByResponses: UInt32 = 0
+  var recordedByRequests: UInt32 = 0
+  var recordedAtFinish: UInt32 = 0
+  /// Responses parked for their requests (the response direction's).
+  var responsesParked: UInt32 = 0
   var requests = HTTPStreamParser()
   var responses = HTTPStreamParser()
-  var pending = InlineArray<8, PendingExchange>(repeating: PendingExchange())
+  var requestHalves = InlineArray<8, RequestHalf>(repeating: RequestHalf())
+  var responseHalves = InlineArray<8, ResponseHalf>(repeating: ResponseHalf())
+  var heads = InlineArray<8, HeadCopy>(repeating: HeadCopy())
+
+  /// The exchanges recorded on this connection.
+  var recorded: UInt64 { UInt64(recordedByResponses &+ recordedByRequests &+ recordedAtFinish) }
 }
 
 /// What the exchange logic needs to turn a completed exchange into a record.
@@ -81,10 +97,10 @@ struct ExchangeContext {
 }
 
 /// The exchange logic works in place, through a pointer into the connection table: the parsers and
-/// pending requests are about 3 KB per connection, and copying a parser out and back around each
+/// pending requests are about 8 KB per connection, and copying a parser out and back around each
 /// `feed` (what a `mutating` method whose closure also mutates `self` must do to satisfy exclusivity)
 /// cost more than parsing a typical head. Accesses through the pointer touch disjoint fields: the
-/// parser being fed, and its direction's counters and half of the pending exchanges.
+/// parser being fed, and its direction's counters and halves.
 extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Bytes of the request direction (a client's writes, a server's reads).
   func requestBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
@@ -105,7 +121,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   }
 
   /// The connection closed: a close-delimited response ends here, and so do exchanges whose
-  /// response ended but whose request never did (a body cut short, a request the parser gave up on).
+  /// response ended but whose request never did (a body cut short).
   func finish(now: UInt64, context: ExchangeContext) {
     if !pointee.responses.hasGivenUp {
       takeRequestKinds()
@@ -113,40 +129,57 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         responseEvent(event, status: head.pointee.status, now: now, context: context)
       }
     }
-    // Every response ended was recorded (the usual case), or some wait for their requests.
-    guard UInt32(truncatingIfNeeded: cnm_load_u64(pointer(to: \.completed)!)) != pointee.responsesEnded else { return }
+    // Usually every parked response was recorded by its request's side.
+    guard pointee.responsesParked != pointee.recordedByRequests &+ pointee.recordedAtFinish else { return }
     for index in 0..<HTTPExchanges.pendingCapacity {
-      let halves = pending(index).pointer(to: \.halves)!
+      let halves = requestHalf(index).pointer(to: \.halves)!
       var state = cnm_load_u32(halves)
-      while state & 3 == PendingExchange.responseEnded {
-        if cnm_exchange_u32(halves, &state, state | PendingExchange.requestEnded) {
-          record(sequence: state >> 2, context: context)
+      while state & 3 == RequestHalf.responseEnded {
+        if cnm_exchange_u32(halves, &state, state | RequestHalf.requestEnded) {
+          pointee.recordedAtFinish &+= 1
+          record(sequence: state >> 2, response: responseHalf(index).pointee, context: context)
           break
         }
       }
     }
   }
 
-  /// The slot of exchange `sequence`.
-  private func pending(_ sequence: UInt32) -> UnsafeMutablePointer<PendingExchange> {
-    pending(Int(sequence) & (HTTPExchanges.pendingCapacity - 1))
+  private func requestHalf(_ index: Int) -> UnsafeMutablePointer<RequestHalf> {
+    UnsafeMutableRawPointer(pointer(to: \.requestHalves)!).assumingMemoryBound(to: RequestHalf.self) + index
   }
 
-  private func pending(_ index: Int) -> UnsafeMutablePointer<PendingExchange> {
-    UnsafeMutableRawPointer(pointer(to: \.pending)!).assumingMemoryBound(to: PendingExchange.self) + index
+  private func requestHalf(_ sequence: UInt32) -> UnsafeMutablePointer<RequestHalf> {
+    requestHalf(Int(sequence) & (HTTPExchanges.pendingCapacity - 1))
+  }
+
+  private func responseHalf(_ index: Int) -> UnsafeMutablePointer<ResponseHalf> {
+    UnsafeMutableRawPointer(pointer(to: \.responseHalves)!).assumingMemoryBound(to: ResponseHalf.self) + index
+  }
+
+  private func responseHalf(_ sequence: UInt32) -> UnsafeMutablePointer<ResponseHalf> {
+    responseHalf(Int(sequence) & (HTTPExchanges.pendingCapacity - 1))
+  }
+
+  private func head(serial: UInt32) -> UnsafeMutablePointer<HeadCopy> {
+    UnsafeMutableRawPointer(pointer(to: \.heads)!).assumingMemoryBound(to: HeadCopy.self)
+      + (Int(serial) & (HTTPExchanges.headCapacity - 1))
   }
 
   /// Ends one half (`half`) of exchange `sequence`; true when the other half had ended: the
-  /// caller records the exchange. A slot still tagged with an older exchange (one that never
-  /// ended: more than ``HTTPExchanges/pendingCapacity`` in flight) is taken over.
+  /// caller records the exchange. The second half to end sees the first in its load and needs no
+  /// atomic write; the first publishes itself with a compare-and-swap, which a second half ending
+  /// at the same instant makes fail (that one then sees it). A slot still tagged with an older
+  /// exchange (one that never ended: more than ``HTTPExchanges/pendingCapacity`` in flight) is
+  /// taken over.
+  @inline(__always)
   private func end(_ half: UInt32, of sequence: UInt32) -> Bool {
-    let halves = pending(sequence).pointer(to: \.halves)!
+    let halves = requestHalf(sequence).pointer(to: \.halves)!
     let tag = sequence << 2
     var state = cnm_load_u32(halves)
     while true {
       let current = state & ~3 == tag ? state : tag
-      if current & half != 0 { return false }  // ended already (by `finish`)
-      if cnm_exchange_u32(halves, &state, current | half) { return current != tag }
+      if current != tag { return current & half == 0 }  // the other half ended (or this one, by `finish`)
+      if cnm_exchange_u32(halves, &state, tag | half) { return false }
     }
   }
 
@@ -161,7 +194,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     while pointee.requestKindsTaken != known {
       let sequence = pointee.requestKindsTaken
       if Int32(bitPattern: sequence &- answered) >= 0 {
-        pointee.responses.expectResponse(to: pending(sequence).pointee.requestKind)
+        pointee.responses.expectResponse(to: requestHalf(sequence).pointee.requestKind)
       }
       pointee.requestKindsTaken = sequence &+ 1
     }
@@ -173,27 +206,31 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     let sequence = pointee.requestsBegun &- 1  // the request under way
     switch event {
     case .messageStarted:
-      // Field by field: assigning a fresh `PendingExchange()` would write all its ~850 bytes. The
-      // request head it may hold from an earlier exchange is kept: it is this one's too when this
-      // request repeats that one (`requestSerial`).
-      let exchange = pending(pointee.requestsBegun)
-      exchange.pointee.start = now
-      exchange.pointee.requestBytes = 0
-      exchange.pointee.hasRequest = false
+      let half = requestHalf(pointee.requestsBegun)
+      half.pointee.start = now
+      half.pointee.requestBytes = 0
+      half.pointee.hasRequest = false
       pointee.requestsBegun &+= 1
     case .headComplete:
-      let exchange = pending(sequence)
+      let half = requestHalf(sequence)
       let serial = pointee.requests.headSerial
-      if exchange.pointee.requestSerial != serial {
-        HTTPHead.copyReadableBytes(from: head, to: exchange.pointer(to: \.request)!)
-        exchange.pointee.requestSerial = serial
+      let copy = self.head(serial: serial)
+      if copy.pointee.serial != serial {
+        HTTPHead.copyReadableBytes(from: head, to: copy.pointer(to: \.head)!)
+        copy.pointee.serial = serial
       }
-      exchange.pointee.hasRequest = true
-      exchange.pointee.requestKind = head.pointee.requestKind
+      half.pointee.headSerial = serial
+      half.pointee.hasRequest = true
+      half.pointee.requestKind = head.pointee.requestKind
       cnm_store_u32(pointer(to: \.requestKindsKnown)!, pointee.requestsBegun)
     case .messageComplete(let total), .messageIncomplete(let total):
-      pending(sequence).pointee.requestBytes = total
-      if end(PendingExchange.requestEnded, of: sequence) { record(sequence: sequence, context: context) }
+      requestHalf(sequence).pointee.requestBytes = total
+      if end(RequestHalf.requestEnded, of: sequence) {  // its response came first, and is parked
+        // Both ended, so that `finish` does not record it again (no one else writes the slot now).
+        cnm_store_u32(requestHalf(sequence).pointer(to: \.halves)!, sequence << 2 | 3)
+        pointee.recordedByRequests &+= 1
+        record(sequence: sequence, response: responseHalf(sequence).pointee, context: context)
+      }
     case .switchedProtocols:
       pointee.responses.enterTunnel()
     case .gaveUp:
@@ -202,14 +239,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   }
 
   private func responseEvent(_ event: HTTPStreamEvent, status: UInt16, now: UInt64, context: ExchangeContext) {
-    let sequence = pointee.responsesEnded  // the response under way
     switch event {
     case .messageStarted:
-      if !pointee.responseBegun {  // a final response, or the first of the informational ones before it
-        pointee.responseBegun = true
-        pending(sequence).pointee.firstResponseByte = now
-        pending(sequence).pointee.informationalBytes = 0
-      }
+      // A final response, or the first of the informational ones before it.
+      if pointee.responseFirstByte == 0 { pointee.responseFirstByte = now }
     case .headComplete:
       if status >= 200 || status == 101 { pointee.finalHeadRead = true }
     case .gaveUp:
@@ -217,59 +250,67 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     case .switchedProtocols:
       pointee.requests.enterTunnel()
     case .messageComplete(let total), .messageIncomplete(let total):
-      let exchange = pending(sequence)
       if status >= 100 && status < 200 && status != 101 {
-        exchange.pointee.informationalBytes &+= total
+        pointee.informationalBytes &+= total
         return
       }
-      exchange.pointee.status = status
-      exchange.pointee.end = now
-      exchange.pointee.responseBytes = exchange.pointee.informationalBytes &+ total
+      let sequence = pointee.responsesEnded
+      let response = ResponseHalf(
+        status: status, firstByte: pointee.responseFirstByte, end: now, bytes: pointee.informationalBytes &+ total)
       pointee.responsesEnded = sequence &+ 1
-      pointee.responseBegun = false
+      pointee.responseFirstByte = 0
+      pointee.informationalBytes = 0
       pointee.finalHeadRead = false
       // A request parser that gave up ends no more requests: the response is recorded alone.
-      if end(PendingExchange.responseEnded, of: sequence)
-        || (pointee.requests.hasGivenUp && end(PendingExchange.requestEnded, of: sequence))
-      {
-        record(sequence: sequence, context: context)
+      if pointee.requests.hasGivenUp && requestHalf(sequence).pointee.halves & ~3 != sequence << 2 {
+        pointee.recordedByResponses &+= 1
+        record(sequence: sequence, response: response, context: context)
+        return
+      }
+      if cnm_load_u32(requestHalf(sequence).pointer(to: \.halves)!) != sequence << 2 | RequestHalf.requestEnded {
+        responseHalf(sequence).pointee = response  // perhaps the first half to end: the request's side may need it
+      }
+      if end(RequestHalf.responseEnded, of: sequence) {
+        pointee.recordedByResponses &+= 1
+        record(sequence: sequence, response: response, context: context)
+      } else {
+        pointee.responsesParked &+= 1
       }
     }
   }
 
   /// Exchange `sequence`, both halves ended, becomes a record.
-  private func record(sequence: UInt32, context: ExchangeContext) {
-    let exchange = pending(sequence)
-    // A request this direction has not even begun (a response recorded by `finish`) has no start
-    // or head here. One whose hook ran after its response was read (its thread was preempted)
-    // starts no later than the response's first byte.
+  private func record(sequence: UInt32, response: ResponseHalf, context: ExchangeContext) {
+    let half = requestHalf(sequence)
+    // A request this direction has not even begun (a response recorded by `finish`, or alone) has
+    // no start or head here. One whose hook ran after its response was read (its thread was
+    // preempted) starts no later than the response's first byte.
     let requestBegun = Int32(bitPattern: pointee.requestsBegun &- sequence) > 0
-    let firstByte = exchange.pointee.firstResponseByte
-    let end = exchange.pointee.end
-    let responseStart = firstByte == 0 ? end : firstByte
-    let start = requestBegun ? Swift.min(exchange.pointee.start, responseStart) : responseStart
+    let responseStart = response.firstByte == 0 ? response.end : response.firstByte
+    let start = requestBegun ? Swift.min(half.pointee.start, responseStart) : responseStart
+    let copy = head(serial: half.pointee.headSerial)
+    let hasRequest = requestBegun && half.pointee.hasRequest && copy.pointee.serial == half.pointee.headSerial
     let reused = sequence > 0
-    cnm_add_u64(pointer(to: \.completed)!, 1)
     RawRecord.emit { record in  // every field an http record reads (see `RawRecord.emit`)
       record.pointee.kind = RawRecord.Kind.http
       // The wall clock at the connection's start plus the monotonic time since: one clock read
       // per exchange fewer (~20 ns of vDSO), and records of one connection never go back in time.
       record.pointee.startUnixNanoseconds =
         context.core.pointee.startUnixNanoseconds &+ (start &- context.core.pointee.startNanoseconds)
-      record.pointee.durationNanoseconds = end &- start
+      record.pointee.durationNanoseconds = response.end &- start
       let copyStart = reused ? ConnectionCore.reusedCopyStart : ConnectionCore.httpCopyStart
       (UnsafeMutableRawPointer(record.pointer(to: \.core)!) + copyStart).copyMemory(
         from: UnsafeRawPointer(context.core) + copyStart, byteCount: MemoryLayout<ConnectionCore>.size &- copyStart)
       record.pointee.core.isTLS = context.isTLS ? 1 : 0
-      if requestBegun && exchange.pointee.hasRequest {
-        HTTPHead.copyReadableBytes(from: exchange.pointer(to: \.request)!, to: record.pointer(to: \.httpRequest)!)
+      if hasRequest {
+        HTTPHead.copyReadableBytes(from: copy.pointer(to: \.head)!, to: record.pointer(to: \.httpRequest)!)
       } else {
         record.pointee.httpRequest.clearScalars()  // the response came before the request's head ended
       }
-      record.pointee.httpStatus = exchange.pointee.status
-      record.pointee.httpFirstByteNanoseconds = firstByte == 0 ? 0 : firstByte &- start &+ 1
-      record.pointee.httpRequestBytes = requestBegun ? exchange.pointee.requestBytes : 0
-      record.pointee.httpResponseBytes = exchange.pointee.responseBytes
+      record.pointee.httpStatus = response.status
+      record.pointee.httpFirstByteNanoseconds = response.firstByte == 0 ? 0 : response.firstByte &- start &+ 1
+      record.pointee.httpRequestBytes = requestBegun ? half.pointee.requestBytes : 0
+      record.pointee.httpResponseBytes = response.bytes
       record.pointee.httpReused = reused
     }
   }

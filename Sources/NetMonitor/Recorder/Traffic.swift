@@ -183,7 +183,7 @@ enum Traffic {
       slot.pointee.core.connectEnd = 0
     }
     let end = MonotonicClock.now()
-    slot.pointee.core.httpExchanges = cnm_load_u64(&slot.pointee.http.completed)
+    slot.pointee.core.httpExchanges = slot.pointee.http.recorded
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
     slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
     slot.pointee.core.isTLS = slot.pointee.head.is_tls
