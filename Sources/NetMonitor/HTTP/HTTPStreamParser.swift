@@ -46,6 +46,8 @@ public struct HTTPStreamParser: Sendable {
   /// the head, but for its ``HTTPHead/bodyFraming`` (decided for each message: a response's by
   /// the request it answers). 0 before the first head.
   public internal(set) var headSerial: UInt32
+  /// Final response heads read (each took the oldest ``expectResponse(to:)`` entry, if any).
+  var finalHeads: UInt32
   /// Where the parser is.
   var phase: Phase
   /// The header whose value is being parsed.
@@ -83,6 +85,7 @@ public struct HTTPStreamParser: Sendable {
     pendingKinds = 0
     scanBytes = 0
     headSerial = 0
+    finalHeads = 0
     phase = .idle
     field = .other
     matchIndex = 0
@@ -332,6 +335,7 @@ public struct HTTPStreamParser: Sendable {
   }
 
   mutating func popPendingRequest() -> HTTPRequestKind {
+    finalHeads &+= 1
     guard pendingCount > 0 else { return .ordinary }
     let raw = UInt8(truncatingIfNeeded: pendingKinds & 3)
     pendingKinds >>= 2

@@ -59,18 +59,19 @@ struct HTTPExchanges {
   // parser's state begins.
   /// Requests begun (the request direction's alone).
   var requestsBegun: UInt32 = 0
-  /// Requests whose kind is in their slot (``RequestHalf/requestKind``): written by the request
-  /// direction, read by the response direction, both atomically.
+  /// Requests whose kind is in their slot (``RequestHalf/requestKind``), published when a request
+  /// is not ordinary (HEAD, CONNECT), for all the requests before it too: written by the request
+  /// direction, read by the response direction, both atomically. A response with no kind taken
+  /// answers an ordinary request, so GET-only traffic publishes nothing.
   var requestKindsKnown: UInt32 = 0
   /// Final responses ended (the response direction's alone), and how many of the request kinds
   /// it has taken into its parser's expectations.
   var responsesEnded: UInt32 = 0
   var requestKindsTaken: UInt32 = 0
-  /// The response under way (number ``responsesEnded``): its first byte (0: not begun), the
-  /// informational responses' bytes before it, and whether its final head is read.
+  /// The response under way (number ``responsesEnded``): its first byte (0: not begun), and the
+  /// informational responses' bytes before it.
   var responseFirstByte: UInt64 = 0
   var informationalBytes: UInt64 = 0
-  var finalHeadRead = false
   /// Exchanges recorded, counted by who recorded them (no counter has two writers): the response
   /// direction; the request direction (responses parked before their requests); `finish`.
   var recordedByResponses: UInt32 = 0
@@ -183,14 +184,15 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     }
   }
 
-  /// Hands the response parser the kinds (HEAD, CONNECT…) of the requests sent since the last
-  /// call, except those whose response head it has read already (without it: the request's
-  /// thread had not parsed it yet).
+  /// Hands the response parser the kinds (HEAD, CONNECT…) of the requests published since the
+  /// last call, except those whose response head it has read already (without it: the request's
+  /// thread had not parsed it yet). The slots of the others are intact: they are unanswered, so
+  /// fewer than ``HTTPExchanges/pendingCapacity`` requests old.
   @inline(__always)
   private func takeRequestKinds() {
     let known = cnm_load_u32(pointer(to: \.requestKindsKnown)!)
     guard known != pointee.requestKindsTaken else { return }
-    let answered = pointee.responsesEnded &+ (pointee.finalHeadRead ? 1 : 0)
+    let answered = pointee.responses.finalHeads
     while pointee.requestKindsTaken != known {
       let sequence = pointee.requestKindsTaken
       if Int32(bitPattern: sequence &- answered) >= 0 {
@@ -221,8 +223,9 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       }
       half.pointee.headSerial = serial
       half.pointee.hasRequest = true
-      half.pointee.requestKind = head.pointee.requestKind
-      cnm_store_u32(pointer(to: \.requestKindsKnown)!, pointee.requestsBegun)
+      let kind = head.pointee.requestKind
+      half.pointee.requestKind = kind
+      if kind != .ordinary { cnm_store_u32(pointer(to: \.requestKindsKnown)!, pointee.requestsBegun) }
     case .messageComplete(let total), .messageIncomplete(let total):
       requestHalf(sequence).pointee.requestBytes = total
       if end(RequestHalf.requestEnded, of: sequence) {  // its response came first, and is parked
@@ -243,9 +246,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     case .messageStarted:
       // A final response, or the first of the informational ones before it.
       if pointee.responseFirstByte == 0 { pointee.responseFirstByte = now }
-    case .headComplete:
-      if status >= 200 || status == 101 { pointee.finalHeadRead = true }
-    case .gaveUp:
+    case .headComplete, .gaveUp:
       break
     case .switchedProtocols:
       pointee.requests.enterTunnel()
@@ -260,7 +261,6 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.responsesEnded = sequence &+ 1
       pointee.responseFirstByte = 0
       pointee.informationalBytes = 0
-      pointee.finalHeadRead = false
       // A request parser that gave up ends no more requests: the response is recorded alone.
       if pointee.requests.hasGivenUp && requestHalf(sequence).pointee.halves & ~3 != sequence << 2 {
         pointee.recordedByResponses &+= 1
