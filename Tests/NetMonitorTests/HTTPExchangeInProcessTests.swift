@@ -96,4 +96,27 @@ struct HTTPExchangeInProcessTests {
     #expect(exchange.status == 200)
     #expect(exchange.responseBytes == UInt64(received.count))
   }
+
+  @Test("a response that ends before its request (the body cut short) is recorded when the connection closes")
+  func responseBeforeRequestEnds() throws {
+    let server = try LoopbackServer()
+    // Content-Length promises 100 bytes, 10 come, then the client stops sending: the server reads
+    // to the end of the stream and echoes the 10. The response is complete, the request never is.
+    let head = "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Length: 100\r\n\r\n"
+    let (received, records) = try SharedMonitor.records { () throws -> [UInt8] in
+      let fd = try Sockets.connect(server.port)
+      try Sockets.sendAll(fd, head + "0123456789")
+      shutdown(fd, Int32(SHUT_WR))
+      let received = try Sockets.receiveAll(fd)
+      close(fd)
+      return received
+    }
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let exchanges = records.http.filter { $0.connectionId == connection.id }
+    #expect(exchanges.count == 1)
+    #expect(exchanges.first?.method == "POST" && exchanges.first?.target == "/echo")
+    #expect(exchanges.first?.status == 200)
+    #expect(exchanges.first?.responseBytes == UInt64(received.count))
+    #expect(connection.httpExchanges == 1)
+  }
 }
