@@ -289,4 +289,13 @@ struct TransactionSummaryTests {
     #expect(HostKey(record).description == host)
     #expect(EndpointKey(record).path == path)
   }
+
+  @Test("an IPv4-mapped IPv6 peer (Java's sockets) is the same host as its IPv4 address")
+  func mappedAddresses() {
+    #expect(HostKey(address: "::ffff:127.0.0.1", port: 8080) == HostKey(address: "127.0.0.1", port: 8080))
+    #expect(HostKey(address: "::FFFF:10.0.0.1", port: 443).description == "10.0.0.1:443")
+    #expect(HostKey(address: "::ffff:7f00:1", port: 80).description == "[::ffff:7f00:1]:80")
+    #expect(HostKey(address: "::1", port: 80).description == "[::1]:80")
+    #expect(HostKey(address: "::ffff:", port: 80).description == "[::ffff:]:80")
+  }
 }

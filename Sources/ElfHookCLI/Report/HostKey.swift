@@ -29,8 +29,23 @@ struct HostKey: Hashable, Comparable, CustomStringConvertible {
   }
 
   init(address: String, port: UInt16?) {
-    self.address = address
+    self.address = Self.unmapped(address)
     self.port = port
+  }
+
+  /// An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`: how an IPv6 socket, Java's for one, sees an
+  /// IPv4 peer) is its IPv4 address, so that the server is one row whichever way it was reached.
+  private static func unmapped(_ address: String) -> String {
+    let prefix = "::ffff:".utf8
+    let bytes = address.utf8
+    guard bytes.first == UInt8(ascii: ":"), bytes.count > prefix.count,
+      zip(bytes, prefix).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+    else { return address }
+    let rest = bytes.dropFirst(prefix.count)
+    guard rest.contains(UInt8(ascii: ".")),
+      rest.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) })
+    else { return address }
+    return String(decoding: rest, as: UTF8.self)
   }
 
   /// `name:port`, with an IPv6 address in brackets (`[::1]:8080`).
