@@ -1,3 +1,4 @@
+import CNetMonitor  // SHUT_*: sys/socket.h may belong to CNetMonitor's module when it is loaded first
 import Foundation
 import Glibc
 import Testing

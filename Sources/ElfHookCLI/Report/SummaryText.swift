@@ -17,6 +17,13 @@ func renderSummary(_ summary: TransactionSummary, width: Int, color: Bool) -> St
         "\(Units.count(summary.droppedRecords)) records were dropped (the record stream was full): "
           + "the counts below are low.", .red))
   }
+  if summary.undecodedTLSConnections > 0 {
+    lines.append(
+      style.paint(
+        "\(plural(summary.undecodedTLSConnections, "connection")) used TLS that elfhook cannot read (its library "
+          + "is not OpenSSL: GnuTLS, Node, Java…): their TLS version and bytes are counted, their HTTP is not.",
+        .yellow))
+  }
   for section in [
     hostSection(summary, width: width, style), endpointSection(summary, width: width, style),
     dnsSection(summary, width: width, style), failureSection(summary, width: width, style),

@@ -36,6 +36,9 @@ struct TransactionSummary {
   /// Connections the process accepted (`role: server`).
   private(set) var connectionsAccepted = 0
   private(set) var failedConnections = 0
+  /// Connections whose TLS no hooked library decoded (their version read on the wire: GnuTLS,
+  /// Node's or Java's own TLS, BoringSSL linked in): bytes and timings, no HTTP.
+  private(set) var undecodedTLSConnections = 0
   /// DNS and connection failures, grouped by call and code.
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
   private(set) var slowest: SlowestRequests
@@ -161,6 +164,7 @@ struct TransactionSummary {
     case .client: connectionsOpened += 1
     case .server: connectionsAccepted += 1
     }
+    if connection.tlsVersion != nil && connection.tlsBytesSent == nil { undecodedTLSConnections += 1 }
     let host = HostKey(connection)
     if let host { hostStats.update(host, initial: HostStats()) { $0.add(connection) } }
     if let error = connection.error {

@@ -6,6 +6,10 @@ struct ConnectionSlot {
   var head = cnm_connection_head()
   var core = ConnectionCore()
   var http = HTTPExchanges()
+  /// A direction whose first read was a TLS record header alone (GnuTLS reads the 5 bytes
+  /// first): still watched for the hello that follows (`Traffic.noteTLSOnTheWire`). 0: none;
+  /// 1: sent; 2: received.
+  var helloAfterHeader: UInt8 = 0
 }
 
 /// The fd-indexed connection table (C globals `cnm_tracked`, `cnm_states`): set up once, then

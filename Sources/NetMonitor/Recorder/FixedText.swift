@@ -23,6 +23,11 @@ struct FixedText<let capacity: Int>: BitwiseCopyable {
     for index in 0..<count { bytes[index] = text[index] }
   }
 
+  /// Copies up to `capacity` of a static text's bytes.
+  init(text: StaticString) {
+    self.init(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+  }
+
   var isEmpty: Bool { count == 0 }
 
   /// The text, decoded as UTF-8 with replacement of invalid bytes. Allocates: recorder thread only.

@@ -71,8 +71,10 @@ extension UnsafePointer where Pointee == RawRecord {
     }
   }
 
+  /// The version OpenSSL negotiated, or the one a ServerHello named on the wire (TLS that no
+  /// hooked library decodes: `TLSOnTheWire`).
   private var tlsVersion: String? {
-    core.pointee.isTLS != 0 && !core.pointee.tlsVersion.isEmpty ? core.pointee.tlsVersion.string : nil
+    core.pointee.tlsVersion.isEmpty ? nil : core.pointee.tlsVersion.string
   }
 
   private var peerPort: UInt16? { core.pointee.peer.isInternet ? core.pointee.peer.port : nil }

@@ -31,7 +31,9 @@ enum Traffic {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
     let watches = { (fromPeer: Bool) -> UInt8 in
-      connecting || plaintext && !hasGivenUp(slot, requests: carriesRequests(slot, fromPeer: fromPeer)) ? 1 : 0
+      connecting || plaintext
+        && (!hasGivenUp(slot, requests: carriesRequests(slot, fromPeer: fromPeer))
+          || slot.pointee.helloAfterHeader == (fromPeer ? 2 : 1)) ? 1 : 0
     }
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)
@@ -104,7 +106,10 @@ enum Traffic {
   /// direction; nothing (not even the clock) once that parser gave up.
   static func parse(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int, fromPeer: Bool) {
     let requests = carriesRequests(slot, fromPeer: fromPeer)
-    if hasGivenUp(slot, requests: requests) { return }
+    if hasGivenUp(slot, requests: requests) {
+      if slot.pointee.helloAfterHeader != 0 { noteTLSOnTheWire(slot, bytes, count, fromPeer: fromPeer) }
+      return
+    }
     let now = MonotonicClock.now()
     let context = exchangeContext(slot)
     let exchanges = slot.pointer(to: \.http)!
@@ -115,7 +120,45 @@ enum Traffic {
         exchanges.responseBytes(piece, now: now, context: context)
       }
     }
-    if hasGivenUp(slot, requests: requests) { updateWatch(slot) }
+    if hasGivenUp(slot, requests: requests) {
+      noteTLSOnTheWire(slot, bytes, count, fromPeer: fromPeer)
+      updateWatch(slot)
+    }
+  }
+
+  /// A direction's parser gave up: when on the direction's first bytes, and they are a TLS hello,
+  /// the connection is TLS that no hooked library decodes (`TLSOnTheWire`). Its record then has a
+  /// TLS version ("TLS" until the ServerHello names one) and, for a client that looked no name
+  /// up, the server name it asked for.
+  static func noteTLSOnTheWire(
+    _ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int, fromPeer: Bool
+  ) {
+    let seen =
+      fromPeer ? cnm_load_u64(&slot.pointee.head.bytes_received) : cnm_load_u64(&slot.pointee.head.bytes_sent)
+    var first: UnsafeRawBufferPointer?
+    bytes.forEachPiece(upTo: count) { piece in if first == nil { first = piece } }
+    let direction: UInt8 = fromPeer ? 2 : 1
+    let afterHeader = slot.pointee.helloAfterHeader == direction
+    if afterHeader {
+      slot.pointee.helloAfterHeader = 0
+      updateWatch(slot)
+    }
+    guard let first, seen == UInt64(count) + (afterHeader ? 5 : 0) else { return }  // the direction's first bytes
+    if !afterHeader && first.count == 5 && TLSOnTheWire.isHandshakeRecordHeader(first) {
+      slot.pointee.helloAfterHeader = direction  // the hello comes in the next call
+      return
+    }
+    switch TLSOnTheWire.hello(first, afterRecordHeader: afterHeader) {
+    case .client(let serverName):
+      if slot.pointee.core.tlsVersion.isEmpty { slot.pointee.core.tlsVersion = FixedText(text: "TLS") }
+      if let serverName, slot.pointee.core.role == ConnectionCore.Role.client, slot.pointee.core.host.isEmpty {
+        slot.pointee.core.host = FixedText(serverName)
+      }
+    case .server(let version):
+      slot.pointee.core.tlsVersion = FixedText(text: version)
+    case nil:
+      break
+    }
   }
 
   /// A non-blocking connect whose completion the host never asked about (SO_ERROR) is
