@@ -21,6 +21,18 @@ struct TLSOnTheWireTests {
     return Array(record[0..<(5 + (Int(record[3]) << 8 | Int(record[4])))])
   }
 
+  /// The openssl command, started with no input and its output discarded.
+  static func openssl(_ arguments: [String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+  }
+
   /// The ClientHello of `openssl s_client -servername NAME`, read by a listener of the test's own.
   static func clientHello(serverName: String) throws -> [UInt8] {
     let port = try LoopbackNginx.freePort()
@@ -33,13 +45,7 @@ struct TLSOnTheWireTests {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     try #require(bound == 0 && listen(listener, 1) == 0)
-    let client = Process()
-    client.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    client.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName]
-    client.standardInput = FileHandle.nullDevice
-    client.standardOutput = FileHandle.nullDevice
-    client.standardError = FileHandle.nullDevice
-    try client.run()
+    let client = try openssl(["s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName])
     defer {
       client.terminate()
       client.waitUntilExit()
@@ -57,16 +63,10 @@ struct TLSOnTheWireTests {
     defer { try? FileManager.default.removeItem(at: directory) }
     let tls = try LoopbackServer.makeCertificate(in: directory)
     let port = try LoopbackNginx.freePort()
-    let server = Process()
-    server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    server.arguments = [
+    let server = try openssl([
       "s_server", "-accept", "127.0.0.1:\(port)", "-cert", tls.certificate, "-key", tls.key, version, "-naccept", "1",
       "-quiet",
-    ]
-    server.standardInput = FileHandle.nullDevice
-    server.standardOutput = FileHandle.nullDevice
-    server.standardError = FileHandle.nullDevice
-    try server.run()
+    ])
     defer {
       server.terminate()
       server.waitUntilExit()

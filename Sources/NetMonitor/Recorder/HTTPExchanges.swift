@@ -52,6 +52,7 @@ struct HeadCopy {
 /// thread is preempted between the system call and its hook, while the server answers; Java's
 /// HttpClient sends and reads on two threads) still meets its own request, not the next one.
 struct HTTPExchanges {
+  /// Both powers of two (slots are picked with a mask), and the sizes of the arrays below.
   static let pendingCapacity = 8
   static let headCapacity = 8
 
