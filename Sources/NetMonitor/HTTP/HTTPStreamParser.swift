@@ -219,6 +219,17 @@ public struct HTTPStreamParser: Sendable {
     headSerial = serial
   }
 
+  /// The response under way turned out to answer a `HEAD` request (reported too late for its head:
+  /// see `HTTPExchanges`): when none of the body its `Content-Length` announced was read yet, it
+  /// ends where its head ended. Returns whether it did.
+  mutating func endAsAnswerToHEAD(onEvent: HTTPStreamEventHandler) -> Bool {
+    guard phase == .contentBody, remaining == head.contentLengthValue else { return false }
+    head.answeredRequestKind = .head
+    var segmentStart = 0
+    completeMessage(at: 0, segmentStart: &segmentStart, onEvent: onEvent)
+    return true
+  }
+
   /// Reports a request sent (or received) on this connection to the parser of its responses, so that the
   /// response to `HEAD` is known to have no body and a 2xx response to `CONNECT` to start a tunnel. Call
   /// it once per request, in order, when the request parser reports ``HTTPStreamEvent/headComplete``

@@ -116,7 +116,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Bytes of the response direction (a client's reads, a server's writes).
   func responseBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
     guard !pointee.responses.hasGivenUp else { return }
-    takeRequestKinds()
+    takeRequestKinds(now: now, context: context)
     pointer(to: \.responses)!.pointee.feed(bytes, as: .responses) { event, head in
       responseEvent(event, status: head.pointee.status, now: now, context: context)
     }
@@ -126,7 +126,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// response ended but whose request never did (a body cut short).
   func finish(now: UInt64, context: ExchangeContext) {
     if !pointee.responses.hasGivenUp {
-      takeRequestKinds()
+      takeRequestKinds(now: now, context: context)
       pointer(to: \.responses)!.pointee.finish { event, head in
         responseEvent(event, status: head.pointee.status, now: now, context: context)
       }
@@ -190,14 +190,26 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// thread had not parsed it yet). The slots of the others are intact: they are unanswered, so
   /// fewer than ``HTTPExchanges/pendingCapacity`` requests old.
   @inline(__always)
-  private func takeRequestKinds() {
+  private func takeRequestKinds(now: UInt64, context: ExchangeContext) {
     let known = cnm_load_u32(pointer(to: \.requestKindsKnown)!)
-    guard known != pointee.requestKindsTaken else { return }
+    if known != pointee.requestKindsTaken { takeRequestKinds(upTo: known, now: now, context: context) }
+  }
+
+  private func takeRequestKinds(upTo known: UInt32, now: UInt64, context: ExchangeContext) {
     let answered = pointee.responses.finalHeads
     while pointee.requestKindsTaken != known {
       let sequence = pointee.requestKindsTaken
+      let kind = requestHalf(sequence).pointee.requestKind
       if Int32(bitPattern: sequence &- answered) >= 0 {
-        pointee.responses.expectResponse(to: requestHalf(sequence).pointee.requestKind)
+        pointee.responses.expectResponse(to: kind)
+      } else if kind == .head && sequence == pointee.responsesEnded {
+        // The response being read answers this HEAD, and was framed by its Content-Length: it
+        // has no body, so it ends here (before the next response's bytes are taken for one), as
+        // of its first byte (its head came in one piece, or nearly).
+        let end = pointee.responseFirstByte == 0 ? now : pointee.responseFirstByte
+        _ = pointer(to: \.responses)!.pointee.endAsAnswerToHEAD { event, head in
+          responseEvent(event, status: head.pointee.status, now: end, context: context)
+        }
       }
       pointee.requestKindsTaken = sequence &+ 1
     }

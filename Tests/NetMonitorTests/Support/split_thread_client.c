@@ -4,8 +4,8 @@
  * is linked with libhold.so (hold_send.c), whose send() interposes libc's and waits on a pipe after
  * the real send, so a monitor hooking send() here sees the response before the request's bytes.
  *
- * Usage: split_thread_client PORT SIZE... : GET /bytes/SIZE for each SIZE on one connection;
- * prints "ok N" when N responses were read. */
+ * Usage: split_thread_client PORT SIZE... : GET /bytes/SIZE for each SIZE on one connection (HEAD
+ * for an hSIZE); prints "ok N" when N responses were read. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,11 +19,13 @@
 extern int hold_send_fd; /* hold_send.c: read one byte from this fd after each send */
 
 static int connection;
+static char **sizes; /* argv from the first SIZE */
 static int released[2];
 static int responses;
 
-/* Reads one response with a Content-Length; returns 0 at end of stream or on a malformed head. */
-static int read_response(void) {
+/* Reads one response with a Content-Length (its head alone, answering a HEAD); returns 0 at end of
+ * stream or on a malformed head. */
+static int read_response(int head_only) {
   char head[4096];
   size_t used = 0;
   char *end = NULL;
@@ -37,7 +39,7 @@ static int read_response(void) {
   }
   const char *length = strcasestr(head, "\r\nContent-Length:");
   if (!length) return 0;
-  long remaining = atol(length + 17) - (long)(used - (size_t)(end + 4 - head));
+  long remaining = head_only ? 0 : atol(length + 17) - (long)(used - (size_t)(end + 4 - head));
   char body[8192];
   while (remaining > 0) {
     ssize_t n = recv(connection, body, remaining < (long)sizeof body ? (size_t)remaining : sizeof body, 0);
@@ -49,7 +51,7 @@ static int read_response(void) {
 
 static void *reader(void *count) {
   for (long i = 0; i < (long)count; i++) {
-    if (!read_response()) break;
+    if (!read_response(sizes[i][0] == 'h')) break;
     responses++;
     if (write(released[1], "r", 1) != 1) break;
   }
@@ -65,11 +67,14 @@ int main(int argc, char **argv) {
   if (connection < 0 || connect(connection, (struct sockaddr *)&address, sizeof address) != 0) return perror("connect"), 1;
   if (pipe(released) != 0) return 1;
   hold_send_fd = released[0];
+  sizes = argv + 2;
   pthread_t thread;
   pthread_create(&thread, NULL, reader, (void *)(long)(argc - 2));
   for (int i = 2; i < argc; i++) {
     char request[256];
-    int length = snprintf(request, sizeof request, "GET /bytes/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n", argv[i], argv[1]);
+    int head_only = argv[i][0] == 'h';
+    int length = snprintf(request, sizeof request, "%s /bytes/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n",
+                          head_only ? "HEAD" : "GET", argv[i] + head_only, argv[1]);
     if (send(connection, request, (size_t)length, 0) != length) return perror("send"), 1;
   }
   pthread_join(thread, NULL);
