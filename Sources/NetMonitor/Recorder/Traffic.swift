@@ -210,7 +210,8 @@ enum Traffic {
   }
 
   /// The response direction ended (close, or a server's shutdown of its writing side): a
-  /// close-delimited response completes here.
+  /// close-delimited response completes here, and responses still waiting for their requests
+  /// are recorded (`HTTPExchanges.finish`).
   static func finishResponses(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     slot.pointer(to: \.http)!.finish(now: MonotonicClock.now(), context: exchangeContext(slot))
   }
