@@ -57,9 +57,9 @@ struct HTTPExchangeInProcessTests {
     let server = try LoopbackServer()
     func request(_ size: Int) -> String { "GET /bytes/\(size) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n" }
     // The request parser compares a request equal to the last one instead of parsing it, and the
-    // pending exchange then keeps the copy of its head it already has (`requestSerial`): each
+    // exchange then uses the copy of its head made already (`HeadCopy`, by head serial): each
     // record must still name its own request, whether it repeats the last, follows another, or
-    // shares the pending slots with a pipelined one.
+    // shares the slots with a pipelined one.
     let alone = [10, 10, 20, 10, 10]
     let pipelined = [20, 10]
     let (_, records) = try SharedMonitor.records { () throws -> Void in

@@ -11,7 +11,7 @@ struct RequestHalf {
   static let responseEnded: UInt32 = 2
 
   /// The request parser's ``HTTPStreamParser/headSerial`` for this request's head: its copy is
-  /// ``HTTPExchanges/heads`` at `headSerial % headCapacity`, while that copy's serial matches.
+  /// ``HTTPExchanges/heads`` at `headSerial % 8`, while that copy's serial matches.
   var headSerial: UInt32 = 0
   /// This exchange's request head is complete, and copied.
   var hasRequest = false
@@ -52,9 +52,8 @@ struct HeadCopy {
 /// thread is preempted between the system call and its hook, while the server answers; Java's
 /// HttpClient sends and reads on two threads) still meets its own request, not the next one.
 struct HTTPExchanges {
-  /// Both powers of two (slots are picked with a mask), and the sizes of the arrays below.
+  /// The size of the arrays below: slot `n % 8` (`element`).
   static let pendingCapacity = 8
-  static let headCapacity = 8
 
   // Layout: the counters every exchange updates first, in the cache line where the request
   // parser's state begins.
@@ -133,7 +132,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     }
     // Usually every parked response was recorded by its request's side.
     guard pointee.responsesParked != pointee.recordedByRequests &+ pointee.recordedAtFinish else { return }
-    for index in 0..<HTTPExchanges.pendingCapacity {
+    for index in 0..<UInt32(HTTPExchanges.pendingCapacity) {
       let halves = requestHalf(index).pointer(to: \.halves)!
       var state = cnm_load_u32(halves)
       while state & 3 == RequestHalf.responseEnded {
@@ -146,26 +145,22 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     }
   }
 
-  private func requestHalf(_ index: Int) -> UnsafeMutablePointer<RequestHalf> {
-    UnsafeMutableRawPointer(pointer(to: \.requestHalves)!).assumingMemoryBound(to: RequestHalf.self) + index
+  /// Element `number % 8` of one of the exchanges' arrays, in place.
+  private func element<Element>(
+    _ array: WritableKeyPath<HTTPExchanges, InlineArray<8, Element>>, _ number: UInt32
+  ) -> UnsafeMutablePointer<Element> {
+    UnsafeMutableRawPointer(pointer(to: array)!).assumingMemoryBound(to: Element.self) + (Int(number) & 7)
   }
 
   private func requestHalf(_ sequence: UInt32) -> UnsafeMutablePointer<RequestHalf> {
-    requestHalf(Int(sequence) & (HTTPExchanges.pendingCapacity - 1))
-  }
-
-  private func responseHalf(_ index: Int) -> UnsafeMutablePointer<ResponseHalf> {
-    UnsafeMutableRawPointer(pointer(to: \.responseHalves)!).assumingMemoryBound(to: ResponseHalf.self) + index
+    element(\.requestHalves, sequence)
   }
 
   private func responseHalf(_ sequence: UInt32) -> UnsafeMutablePointer<ResponseHalf> {
-    responseHalf(Int(sequence) & (HTTPExchanges.pendingCapacity - 1))
+    element(\.responseHalves, sequence)
   }
 
-  private func head(serial: UInt32) -> UnsafeMutablePointer<HeadCopy> {
-    UnsafeMutableRawPointer(pointer(to: \.heads)!).assumingMemoryBound(to: HeadCopy.self)
-      + (Int(serial) & (HTTPExchanges.headCapacity - 1))
-  }
+  private func head(serial: UInt32) -> UnsafeMutablePointer<HeadCopy> { element(\.heads, serial) }
 
   /// Ends one half (`half`) of exchange `sequence`; true when the other half had ended: the
   /// caller records the exchange. The second half to end sees the first in its load and needs no
