@@ -17,10 +17,11 @@ enum TLSOnTheWire {
   static func hello(_ bytes: UnsafeRawBufferPointer, afterRecordHeader: Bool = false) -> Hello? {
     guard afterRecordHeader || isHandshakeRecordHeader(bytes) else { return nil }
     var reader = Reader(afterRecordHeader ? bytes : UnsafeRawBufferPointer(rebasing: bytes[5...]))
-    guard let type = reader.byte(), reader.skip(3 + 2 + 32) else { return nil }  // length, legacy_version, random
+    // Type, length, legacy_version, random.
+    guard let type = reader.byte(), reader.skip(3), let legacyVersion = reader.uint16(), reader.skip(32) else { return nil }
     switch type {
     case 1: return .client(serverName: serverName(after: &reader))
-    case 2: return version(after: &reader).map { .server(version: $0) }
+    case 2: return version(after: &reader, legacyVersion: legacyVersion).map { .server(version: $0) }
     default: return nil
     }
   }
@@ -45,15 +46,13 @@ enum TLSOnTheWire {
 
   /// ServerHello after its random: session id, cipher suite, compression method, extensions. The
   /// version is `supported_versions` when present (TLS 1.3 keeps 1.2 in legacy_version).
-  private static func version(after reader: inout Reader) -> StaticString? {
-    var legacy = reader
-    legacy.rewindToLegacyVersion()
+  private static func version(after reader: inout Reader, legacyVersion: UInt16) -> StaticString? {
     guard let session = reader.byte(), reader.skip(Int(session)), reader.skip(3) else { return nil }
     let chosen = reader.extensionData(43).flatMap { data -> UInt16? in  // supported_versions
       var selected = Reader(data)
       return selected.uint16()
     }
-    switch chosen ?? legacy.uint16() ?? 0 {
+    switch chosen ?? legacyVersion {
     case 0x0304: return "TLSv1.3"
     case 0x0303: return "TLSv1.2"
     case 0x0302: return "TLSv1.1"
@@ -91,9 +90,6 @@ enum TLSOnTheWire {
       defer { offset += count }
       return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
-
-    /// The handshake's legacy_version, after its type and length.
-    mutating func rewindToLegacyVersion() { offset = 4 }
 
     /// The data of the extension of `type`, from the extensions block that starts here.
     mutating func extensionData(_ type: UInt16) -> UnsafeRawBufferPointer? {
