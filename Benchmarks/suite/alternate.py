@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Two HTTP servers loaded in turns a fraction of a second long: the throughput ratio of the
+second to the first, resolved finer than one-second runs can on a noisy machine.
+
+Usage: alternate.py PAIRS WINDOW_S SAMPLES PLAIN_PORT PLAIN_PID INJECTED_PORT INJECTED_PID
+                    CONSUMER_PID URL_PATH
+
+Both servers (nginx with `location = /st { stub_status; }`) stay up. One `wrk -t2 -c32` runs
+against each for the whole measurement, stopped (SIGSTOP) but for its turns: a turn continues
+one wrk for WINDOW_S seconds and stops it again. The pairs of turns go plain then injected, then
+injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
+are read from the server's own counter (stub_status's "requests", one connection kept open to
+it; the reading itself is not counted), 10 ms after the wrk stopped so that its last requests
+are counted where they were sent.
+
+Why turns so short: this VM's throughput moves by ~12% from one 50 ms interval to the next
+(sampled from stub_status under a steady load), about as much as from one second to the next.
+Pairs of 1-second runs therefore resolve no better than pairs of 0.2-second turns, and the short
+turns give five times as many pairs a minute.
+
+Appends to SAMPLES, one line per turn: alt.rps.plain, alt.rps.injected (requests per second of
+the turn), alt.cpu_us.plain, alt.cpu_us.injected (the server's CPU time per request: every
+thread's run time from /proc/PID/task/*/schedstat, in µs) and, for injected turns,
+alt.consumer_us (the same for CONSUMER_PID, `elfhook run` draining the rings). Exits 1 with one
+line on stderr when a server stops answering or a wrk exits.
+"""
+import http.client
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def run_time_ns(pid):
+    """CPU time every thread of `pid` ran, in nanoseconds (the first schedstat field)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as file:
+                total += int(file.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
+class Counter:
+    """A server's stub_status request count, over one kept-alive connection."""
+
+    def __init__(self, port):
+        self.port = port
+        self.connection = None
+
+    def read(self):
+        for _ in range(3):
+            try:
+                if self.connection is None:
+                    self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                self.connection.request("GET", "/st")
+                lines = self.connection.getresponse().read().decode().splitlines()
+                return int(lines[2].split()[2])  # "server accepts handled requests", then the numbers
+            except (OSError, http.client.HTTPException, IndexError, ValueError):
+                self.connection = None
+        sys.exit(f"alternate.py: the server on 127.0.0.1:{self.port} no longer answers /st")
+
+
+def main(argv):
+    pairs, window, samples_path = int(argv[1]), float(argv[2]), argv[3]
+    plain_port, plain_pid, injected_port, injected_pid = int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7])
+    consumer_pid, path = int(argv[8]), argv[9]
+    arms = {
+        "plain": (Counter(plain_port), plain_pid, plain_port),
+        "injected": (Counter(injected_port), injected_pid, injected_port),
+    }
+    loads = {}
+    for name, (counter, _, port) in arms.items():
+        counter.read()
+        loads[name] = subprocess.Popen(
+            ["wrk", "-t2", "-c32", "-d1h", "--timeout", "5s", f"http://127.0.0.1:{port}{path}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)  # both connect and warm up at once, then wait for their turns
+        for load in loads.values():
+            load.send_signal(signal.SIGSTOP)
+        time.sleep(0.05)
+        with open(samples_path, "a") as samples:
+            def turn(name):
+                counter, pid, _ = arms[name]
+                load = loads[name]
+                if load.poll() is not None:
+                    sys.exit(f"alternate.py: wrk against the {name} server exited ({load.returncode})")
+                before = counter.read()
+                cpu, consumer = run_time_ns(pid), run_time_ns(consumer_pid)
+                start = time.monotonic()
+                load.send_signal(signal.SIGCONT)
+                time.sleep(window)
+                load.send_signal(signal.SIGSTOP)
+                seconds = time.monotonic() - start
+                time.sleep(0.01)
+                cpu, consumer = run_time_ns(pid) - cpu, run_time_ns(consumer_pid) - consumer
+                requests = counter.read() - before - 1  # not the reading before
+                if requests <= 0:
+                    sys.exit(f"alternate.py: the {name} server answered no request in a {window} s turn")
+                samples.write(f"alt.rps.{name} {requests / seconds:.1f}\n")
+                samples.write(f"alt.cpu_us.{name} {cpu / requests / 1000:.3f}\n")
+                if name == "injected":
+                    samples.write(f"alt.consumer_us {consumer / requests / 1000:.3f}\n")
+            for pair in range(pairs):
+                order = ("plain", "injected") if pair % 2 == 0 else ("injected", "plain")
+                for name in order:
+                    turn(name)
+    finally:
+        for load in loads.values():
+            load.kill()
+            load.wait()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
