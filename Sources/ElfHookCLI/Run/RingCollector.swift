@@ -49,6 +49,13 @@ final class RingCollector {
     return count
   }
 
+  /// Whether a drain would take anything: a ring has a published record, or a new ring appeared
+  /// (opened here). Cheap enough for every wakeup of an idle run: no summary is touched.
+  func hasRecordsToDrain() -> Bool {
+    discoverRings(final: false)
+    return rings.values.contains { $0.hasPublishedRecord }
+  }
+
   /// Records the processes dropped because their ring was full.
   var droppedRecords: UInt64 { rings.values.reduce(0) { $0 + $1.droppedRecords } }
 

@@ -101,6 +101,8 @@ final class RunSession {
   /// Without JSON lines, the summary gets each record in its slot: one that repeats the last
   /// request is counted from its numbers, never decoded (`TransactionSummary.add(slotsFrom:)`).
   private func drain(final: Bool) {
+    // Most wakeups of a quiet run find nothing: they return before the summary is taken out.
+    guard final || collector.hasRecordsToDrain() else { return }
     var summary = TransactionSummary()
     swap(&summary, &self.summary)
     var lines: [UInt8] = []

@@ -65,6 +65,10 @@ public final class RecordRing {
 
   deinit { munmap(memory, size) }
 
+  /// Whether a record is ready to be taken (the oldest slot is published): one load of the slot's
+  /// sequence number, nothing decoded.
+  public var hasPublishedRecord: Bool { cnm_queue_peek(queue) != nil }
+
   /// Records the producer dropped because the ring was full.
   public var droppedRecords: UInt64 { cnm_queue_dropped(queue) }
 
