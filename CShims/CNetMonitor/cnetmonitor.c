@@ -76,6 +76,17 @@ uint32_t cnm_tracked_limit;
 uint8_t *cnm_tracked;
 unsigned char *cnm_states;
 size_t cnm_slot_size;
+cnm_prefetch_lines cnm_exchange_lines;
+
+void cnm_set_exchange_lines(const uint16_t *entry, uint32_t entry_count, const uint16_t *record,
+                            uint32_t record_count) {
+  if (entry_count > CNM_PREFETCH_LINES_MAX) entry_count = CNM_PREFETCH_LINES_MAX;
+  if (record_count > CNM_PREFETCH_LINES_MAX) record_count = CNM_PREFETCH_LINES_MAX;
+  for (uint32_t i = 0; i < entry_count; i++) cnm_exchange_lines.entry[i] = entry[i];
+  for (uint32_t i = 0; i < record_count; i++) cnm_exchange_lines.record[i] = record[i];
+  cnm_exchange_lines.entry_count = entry_count;
+  cnm_exchange_lines.record_count = record_count;
+}
 
 static void *map_zeroed(size_t count) {
   void *memory = mmap(NULL, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

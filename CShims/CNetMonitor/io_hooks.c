@@ -33,6 +33,25 @@ static inline void account(int fd, bool received, const void *buffer, const stru
   }
 }
 
+/* ---- connections carrying exchanges: their lines prefetched, then the tracked path --------------
+ * The misses the slow path would take one after another after the call are served while the
+ * kernel works (cnetmonitor.h). preserve_most: the call keeps every argument register, so this
+ * path costs the prefetches and a jump more than the tracked one. */
+
+#if defined(__x86_64__) && defined(__clang__)
+#define PRESERVE_ARGUMENTS __attribute__((preserve_most))
+#else
+#define PRESERVE_ARGUMENTS
+#endif
+
+__attribute__((noinline)) PRESERVE_ARGUMENTS static void prefetch_exchange(int fd) {
+  const unsigned char *entry = SLOT(fd);
+  for (uint32_t i = 0; i < cnm_exchange_lines.entry_count; i++)
+    __builtin_prefetch(entry + cnm_exchange_lines.entry[i], 1, 3);
+  cnm_queue *records = cnm_records;
+  if (records) cnm_queue_prefetch_next(records, cnm_exchange_lines.record, cnm_exchange_lines.record_count);
+}
+
 /* ---- tracked connections ------------------------------------------------------------------------ */
 
 #define TRACKED_PATH __attribute__((used, noinline)) static ssize_t
@@ -113,12 +132,36 @@ TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t cou
   return result;
 }
 
+/* The same paths for a CNM_EXCHANGING connection: its exchange's lines prefetched first. */
+#define EXCHANGING_PATH(name, parameters, arguments)                         \
+  __attribute__((used, noinline)) static ssize_t exchanging_##name parameters { \
+    prefetch_exchange(fd);                                                   \
+    return tracked_##name arguments;                                         \
+  }
+
+EXCHANGING_PATH(read, (int fd, void *buffer, size_t count), (fd, buffer, count))
+EXCHANGING_PATH(readv, (int fd, const struct iovec *vector, int count), (fd, vector, count))
+EXCHANGING_PATH(recv, (int fd, void *buffer, size_t count, int flags), (fd, buffer, count, flags))
+EXCHANGING_PATH(recvfrom, (int fd, void *buffer, size_t count, int flags, struct sockaddr *address, socklen_t *length),
+                (fd, buffer, count, flags, address, length))
+EXCHANGING_PATH(recvmsg, (int fd, struct msghdr *message, int flags), (fd, message, flags))
+EXCHANGING_PATH(write, (int fd, const void *buffer, size_t count), (fd, buffer, count))
+EXCHANGING_PATH(writev, (int fd, const struct iovec *vector, int count), (fd, vector, count))
+EXCHANGING_PATH(send, (int fd, const void *buffer, size_t count, int flags), (fd, buffer, count, flags))
+EXCHANGING_PATH(sendto,
+                (int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address, socklen_t length),
+                (fd, buffer, count, flags, address, length))
+EXCHANGING_PATH(sendmsg, (int fd, const struct msghdr *message, int flags), (fd, message, flags))
+EXCHANGING_PATH(sendfile, (int fd, int in_fd, off_t *offset, size_t count), (fd, in_fd, offset, count))
+EXCHANGING_PATH(sendfile64, (int fd, int in_fd, off_t *offset, size_t count), (fd, in_fd, offset, count))
+
 /* ---- every call: is the descriptor (always the first argument) a tracked connection? ----------- */
 
 #if defined(__x86_64__)
 
-/* cmp the bound; load the table; test the byte; jump to the tracked path or to the original.
- * The arguments are still in their registers, so both jumps are tail calls. */
+/* cmp the bound; load the table; compare the byte with CNM_TRACKED: equal, the tracked path;
+ * above (CNM_EXCHANGING), the path that prefetches first; below (0), the original. The arguments
+ * are still in their registers, so every jump is a tail call. */
 #define HOOK(name, index)                                                                                  \
   __asm__(".text\n"                                                                                        \
           ".globl cnm_hook_" #name "\n"                                                                    \
@@ -129,8 +172,9 @@ TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t cou
           "  jae 1f\n"                                                                                     \
           "  movq cnm_tracked(%rip), %rax\n"                                                               \
           "  movslq %edi, %r11\n"                                                                          \
-          "  cmpb $0, (%rax,%r11)\n"                                                                       \
-          "  jne tracked_" #name "\n"                                                                      \
+          "  cmpb $1, (%rax,%r11)\n"                                                                       \
+          "  je tracked_" #name "\n"                                                                       \
+          "  ja exchanging_" #name "\n"                                                                    \
           "1:\n"                                                                                           \
           "  jmpq *cnm_originals+" #index "*8(%rip)\n"                                                     \
           ".size cnm_hook_" #name ", .-cnm_hook_" #name "\n")
@@ -138,6 +182,7 @@ TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t cou
 #else
 
 #define HOOK_TRACKED(fd) __builtin_expect((unsigned)(fd) < cnm_capacity && cnm_tracked[fd], 0)
+#define HOOK_PATH(name, fd) (cnm_tracked[fd] == CNM_EXCHANGING ? exchanging_##name : tracked_##name)
 
 #endif
 
@@ -156,45 +201,50 @@ HOOK(sendfile, 10);
 HOOK(sendfile64, 11);
 #else
 ssize_t cnm_hook_read(int fd, void *buffer, size_t count) {
-  return HOOK_TRACKED(fd) ? tracked_read(fd, buffer, count) : cnm_originals.read(fd, buffer, count);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(read, fd)(fd, buffer, count) : cnm_originals.read(fd, buffer, count);
 }
 ssize_t cnm_hook_readv(int fd, const struct iovec *vector, int count) {
-  return HOOK_TRACKED(fd) ? tracked_readv(fd, vector, count) : cnm_originals.readv(fd, vector, count);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(readv, fd)(fd, vector, count) : cnm_originals.readv(fd, vector, count);
 }
 ssize_t cnm_hook_recv(int fd, void *buffer, size_t count, int flags) {
-  return HOOK_TRACKED(fd) ? tracked_recv(fd, buffer, count, flags) : cnm_originals.recv(fd, buffer, count, flags);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(recv, fd)(fd, buffer, count, flags)
+                          : cnm_originals.recv(fd, buffer, count, flags);
 }
 ssize_t cnm_hook_recvfrom(int fd, void *buffer, size_t count, int flags, struct sockaddr *address,
                           socklen_t *length) {
-  return HOOK_TRACKED(fd) ? tracked_recvfrom(fd, buffer, count, flags, address, length)
+  return HOOK_TRACKED(fd) ? HOOK_PATH(recvfrom, fd)(fd, buffer, count, flags, address, length)
                           : cnm_originals.recvfrom(fd, buffer, count, flags, address, length);
 }
 ssize_t cnm_hook_recvmsg(int fd, struct msghdr *message, int flags) {
-  return HOOK_TRACKED(fd) ? tracked_recvmsg(fd, message, flags) : cnm_originals.recvmsg(fd, message, flags);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(recvmsg, fd)(fd, message, flags)
+                          : cnm_originals.recvmsg(fd, message, flags);
 }
 ssize_t cnm_hook_write(int fd, const void *buffer, size_t count) {
-  return HOOK_TRACKED(fd) ? tracked_write(fd, buffer, count) : cnm_originals.write(fd, buffer, count);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(write, fd)(fd, buffer, count) : cnm_originals.write(fd, buffer, count);
 }
 ssize_t cnm_hook_writev(int fd, const struct iovec *vector, int count) {
-  return HOOK_TRACKED(fd) ? tracked_writev(fd, vector, count) : cnm_originals.writev(fd, vector, count);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(writev, fd)(fd, vector, count)
+                          : cnm_originals.writev(fd, vector, count);
 }
 ssize_t cnm_hook_send(int fd, const void *buffer, size_t count, int flags) {
-  return HOOK_TRACKED(fd) ? tracked_send(fd, buffer, count, flags) : cnm_originals.send(fd, buffer, count, flags);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(send, fd)(fd, buffer, count, flags)
+                          : cnm_originals.send(fd, buffer, count, flags);
 }
 ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address,
                         socklen_t length) {
-  return HOOK_TRACKED(fd) ? tracked_sendto(fd, buffer, count, flags, address, length)
+  return HOOK_TRACKED(fd) ? HOOK_PATH(sendto, fd)(fd, buffer, count, flags, address, length)
                           : cnm_originals.sendto(fd, buffer, count, flags, address, length);
 }
 ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags) {
-  return HOOK_TRACKED(fd) ? tracked_sendmsg(fd, message, flags) : cnm_originals.sendmsg(fd, message, flags);
+  return HOOK_TRACKED(fd) ? HOOK_PATH(sendmsg, fd)(fd, message, flags)
+                          : cnm_originals.sendmsg(fd, message, flags);
 }
 ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
-  return HOOK_TRACKED(out_fd) ? tracked_sendfile(out_fd, in_fd, offset, count)
+  return HOOK_TRACKED(out_fd) ? HOOK_PATH(sendfile, out_fd)(out_fd, in_fd, offset, count)
                               : cnm_originals.sendfile(out_fd, in_fd, offset, count);
 }
 ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count) {
-  return HOOK_TRACKED(out_fd) ? tracked_sendfile64(out_fd, in_fd, offset, count)
+  return HOOK_TRACKED(out_fd) ? HOOK_PATH(sendfile64, out_fd)(out_fd, in_fd, offset, count)
                               : cnm_originals.sendfile64(out_fd, in_fd, offset, count);
 }
 #endif

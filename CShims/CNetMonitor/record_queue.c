@@ -78,6 +78,13 @@ void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
   }
 }
 
+void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, uint32_t count) {
+  uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
+  __builtin_prefetch(&sequences(queue)[position & queue->mask], 1, 3);
+  const unsigned char *next = slot(queue, position);
+  for (uint32_t i = 0; i < count; i++) __builtin_prefetch(next + offsets[i], 1, 3);
+}
+
 void cnm_queue_publish(cnm_queue *queue, uint64_t ticket) {
   __atomic_store_n(&sequences(queue)[ticket & queue->mask], ticket + 1, __ATOMIC_RELEASE);
 }

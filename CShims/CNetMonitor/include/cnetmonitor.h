@@ -78,6 +78,10 @@ void cnm_queue_skip(cnm_queue *queue);
 uint64_t cnm_queue_read_position(const cnm_queue *queue);
 uint64_t cnm_queue_write_position(const cnm_queue *queue);
 void *cnm_queue_published_slot(cnm_queue *queue, uint64_t position);
+/* Prefetches, for writing, the lines at `offsets` (`count` of them) of the slot the next
+ * reservation would get, and its sequence number: a hint, harmless when another producer takes
+ * that slot first. */
+void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, uint32_t count);
 /* Slots dropped because the queue was full. */
 uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);
@@ -220,18 +224,40 @@ bool cnm_resolve_openssl(void *any_ssl_function);
 
 /* ---- the connection table ------------------------------------------------------------------------
  * Indexed by file descriptor. `cnm_tracked[fd]` is nonzero for descriptors that are tracked network
- * connections: a hook on any other descriptor costs the bounds check and that one byte load.
+ * connections: a hook on any other descriptor costs the bounds check and that one byte load. It is
+ * CNM_EXCHANGING once the connection has carried an HTTP exchange and Swift still reads both its
+ * directions: the hooks then send its calls to the path that prefetches the lines an exchange
+ * touches. Only a hint for that: the head's watch flags decide what the hooks do with the bytes.
  * `cnm_states` points at `cnm_capacity` entries of `slot_size` bytes (a Swift struct) in memory
  * mapped without reserve, so only descriptors in use cost pages. */
 
 extern uint32_t cnm_capacity __attribute__((visibility("hidden")));
 extern uint8_t *cnm_tracked __attribute__((visibility("hidden")));
+#define CNM_TRACKED 1
+#define CNM_EXCHANGING 2
 extern unsigned char *cnm_states;
 extern size_t cnm_slot_size;
 
 /* Maps the table for every descriptor the process may open (RLIMIT_NOFILE's hard limit, at most
  * 1 Mi) with entries of `slot_size` bytes. Returns false when the memory cannot be mapped. */
 bool cnm_table_set_up(size_t slot_size);
+
+/* ---- the lines an exchange touches, prefetched before the system call ---------------------------
+ * A server's entry is cold by the time its connection's next request comes: the kernel's work for
+ * the other connections in between evicted it. The Swift slow path then reads its lines one after
+ * another, each a miss (~80 ns here). The hooks of a CNM_EXCHANGING connection prefetch them all
+ * before calling the original, so the misses are served while the kernel works (io_hooks.c). The
+ * offsets come from the Swift layouts (`ExchangeLines`), set once before any connection is tracked. */
+#define CNM_PREFETCH_LINES_MAX 32
+typedef struct cnm_prefetch_lines {
+  uint32_t entry_count;   /* lines of a connection's entry */
+  uint32_t record_count;  /* lines of the record queue's next slot */
+  uint16_t entry[CNM_PREFETCH_LINES_MAX];
+  uint16_t record[CNM_PREFETCH_LINES_MAX];
+} cnm_prefetch_lines;
+extern cnm_prefetch_lines cnm_exchange_lines __attribute__((visibility("hidden")));
+/* Copies the offsets (at most CNM_PREFETCH_LINES_MAX of each) into cnm_exchange_lines. */
+void cnm_set_exchange_lines(const uint16_t *entry, uint32_t entry_count, const uint16_t *record, uint32_t record_count);
 
 /* The entry of `fd` whether tracked or not; NULL past the table. */
 static inline void *cnm_slot(int fd) {
@@ -252,7 +278,18 @@ static inline void cnm_set_tracked(int fd, bool tracked) {
                                         __ATOMIC_RELAXED)) {
     }
   }
-  __atomic_store_n(&cnm_tracked[fd], tracked ? 1 : 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&cnm_tracked[fd], tracked ? CNM_TRACKED : 0, __ATOMIC_RELEASE);
+}
+
+/* Whether a tracked connection is CNM_EXCHANGING (see cnm_tracked). Changes a nonzero entry only,
+ * so that a connection closed meanwhile on another thread is never tracked again. */
+static inline void cnm_set_exchanging(int fd, bool exchanging) {
+  if ((unsigned)fd >= cnm_capacity) return;
+  uint8_t state = __atomic_load_n(&cnm_tracked[fd], __ATOMIC_RELAXED);
+  uint8_t wanted = exchanging ? CNM_EXCHANGING : CNM_TRACKED;
+  while (state != 0 && state != wanted &&
+         !__atomic_compare_exchange_n(&cnm_tracked[fd], &state, wanted, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
 }
 
 __attribute__((always_inline)) static inline const cnm_original_functions *cnm_original(void) { return &cnm_originals; }

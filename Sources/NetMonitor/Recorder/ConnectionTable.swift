@@ -19,7 +19,9 @@ enum ConnectionTable {
   /// Maps the table. Returns false when the memory cannot be mapped.
   static func setUp() -> Bool {
     precondition(MemoryLayout<ConnectionSlot>.offset(of: \.head) == 0, "the C hooks read the head at offset 0")
-    return cnm_table_set_up(entryBytes)
+    guard cnm_table_set_up(entryBytes) else { return false }
+    ExchangeLines.install()
+    return true
   }
 
   /// An entry's size: whole cache lines, so that each entry's fields fall on the same lines as

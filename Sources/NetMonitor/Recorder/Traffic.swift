@@ -37,6 +37,10 @@ enum Traffic {
     }
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)
+    // The hooks prefetch an exchange's lines while both directions are parsed (`ExchangeLines`).
+    if slot.pointee.head.watch_sent == 0 || slot.pointee.head.watch_received == 0 {
+      cnm_set_exchanging(slot.pointee.core.fd, false)
+    }
   }
 
   /// Bytes moving on this thread inside an SSL call belong to that SSL object: remember its socket,
