@@ -2,17 +2,18 @@ import CNetMonitor
 
 /// The cache lines an HTTP exchange on a reused connection touches: of its connection's entry
 /// (``ConnectionSlot``), and of the record queue's next slot (``RawRecord``). The C hooks of a
-/// watched connection prefetch them before the system call (`cnm_set_exchange_lines`,
-/// cnetmonitor.h), so that their misses are served while the kernel works instead of one after
-/// another in the slow path.
+/// connection that carries exchanges (`CNM_EXCHANGING`, set by `HTTPExchanges` at its first record
+/// and cleared by `Traffic.updateWatch`) prefetch them before the system call
+/// (`cnm_set_exchange_lines`, cnetmonitor.h), so that their misses are served while the kernel
+/// works instead of one after another in the slow path.
 ///
-/// Measured (perf, nginx under `wrk -t2 -c32`, plain and injected in alternated turns, ~2.8 M
-/// requests each): the monitor's time per request 0.518 → 0.443 µs with the entry's lines alone;
-/// prefetching them after the system call instead saved nothing (0.595 → 0.584 µs): the misses
-/// then still delay the slow path that follows at once.
+/// Measured (perf on nginx under `wrk -t2 -c32`, builds with and without, in alternated turns,
+/// ~2.7 M requests each, three runs): nginx's CPU per request −0.18 to −0.34 µs (~1%). Prefetched
+/// after the system call instead, the same lines saved nothing: their misses still delayed the
+/// slow path that follows at once (BENCHMARKS.md, session 9).
 enum ExchangeLines {
-  /// Bytes of each remembered head (``HTTPHeadMemo``) prefetched: a request line with a few
-  /// headers, a small response head.
+  /// Bytes of each remembered head (``HTTPHeadMemo``) prefetched, from its start: a request line
+  /// with a few headers, a small response head.
   static let memoBytes = 256
 
   /// Offsets of the entry's lines: its head (the hooks' counters), the connection's times and
