@@ -31,28 +31,28 @@ final class RingCollector {
     throw .input("cannot create a directory for the record files in \(parents.joined(separator: " or "))")
   }
 
-  /// Takes every record published so far, from every ring, and hands it to `body`, decoded.
-  /// With `final`, as ``drainSlots(final:_:)``.
+  /// Takes every record published so far, from every ring ``prepareDrain(final:)`` opened, and
+  /// hands it to `body`, decoded. With `final`, as ``drainSlots(final:_:)``.
   @discardableResult
   func drain(final: Bool = false, _ body: (Transaction) -> Void) -> Int {
     drainSlots(final: final) { $0.withTransaction(body) }
   }
 
-  /// Takes every record published so far, from every ring, and hands it to `body` in its slot,
-  /// not decoded (``RecordSlot``). With `final`, slots a killed process left half-written are
-  /// passed over.
+  /// Takes every record published so far, from every ring ``prepareDrain(final:)`` opened, and
+  /// hands it to `body` in its slot, not decoded (``RecordSlot``). With `final`, slots a killed
+  /// process left half-written are passed over.
   @discardableResult
   func drainSlots(final: Bool = false, _ body: (RecordSlot) -> Void) -> Int {
-    discoverRings(final: final)
     var count = 0
     for ring in rings.values { count += ring.drainSlots(skippingUnfinished: final, body) }
     return count
   }
 
-  /// Whether a drain would take anything: a ring has a published record, or a new ring appeared
-  /// (opened here). Cheap enough for every wakeup of an idle run: no summary is touched.
-  func hasRecordsToDrain() -> Bool {
-    discoverRings(final: false)
+  /// Opens the rings that appeared since the last call (every one, with `final`), then says
+  /// whether a drain would take anything: a ring has a published record. Called before each
+  /// drain, and cheap enough for every wakeup of an idle run (an inotify read, a load per ring).
+  func prepareDrain(final: Bool) -> Bool {
+    discoverRings(final: final)
     return rings.values.contains { $0.hasPublishedRecord }
   }
 

@@ -102,7 +102,8 @@ final class RunSession {
   /// request is counted from its numbers, never decoded (`TransactionSummary.add(slotsFrom:)`).
   private func drain(final: Bool) {
     // Most wakeups of a quiet run find nothing: they return before the summary is taken out.
-    guard final || collector.hasRecordsToDrain() else { return }
+    let hasRecords = collector.prepareDrain(final: final)
+    guard final || hasRecords else { return }
     var summary = TransactionSummary()
     swap(&summary, &self.summary)
     var lines: [UInt8] = []
