@@ -299,8 +299,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     let copy = head(serial: half.pointee.headSerial)
     let hasRequest = requestBegun && half.pointee.hasRequest && copy.pointee.serial == half.pointee.headSerial
     let reused = sequence > 0
-    // From its second exchange on, the hooks prefetch the lines an exchange touches (`ExchangeLines`).
-    if !reused { cnm_set_exchanging(context.core.pointee.fd, true) }
+    // From its second exchange on, the hooks prefetch the lines an exchange touches
+    // (`ExchangeLines`): while they read its socket's bytes, so not for TLS, whose plaintext comes
+    // from the SSL hooks (the socket's watch flags are off: `Traffic.updateWatch`).
+    if !reused && !context.isTLS { cnm_set_exchanging(context.core.pointee.fd, true) }
     RawRecord.emit { record in  // every field an http record reads (see `RawRecord.emit`)
       record.pointee.kind = RawRecord.Kind.http
       // The wall clock at the connection's start plus the monotonic time since: one clock read
