@@ -132,7 +132,11 @@ TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t cou
   return result;
 }
 
-/* The same paths for a CNM_EXCHANGING connection: its exchange's lines prefetched first. */
+/* The same paths for a CNM_EXCHANGING connection: its exchange's lines prefetched first. Only the
+ * calls that receive: the call that brings a request (to a server) or a response (to a client) is
+ * the first of its exchange, after the other connections' work evicted the lines. The calls that
+ * send come right after it, with the lines still cached: prefetching there again cost ~100
+ * instructions a request, and filled the miss buffers just as the kernel copies the bytes. */
 #define EXCHANGING_PATH(name, parameters, arguments)                         \
   __attribute__((used, noinline)) static ssize_t exchanging_##name parameters { \
     prefetch_exchange(fd);                                                   \
@@ -145,15 +149,6 @@ EXCHANGING_PATH(recv, (int fd, void *buffer, size_t count, int flags), (fd, buff
 EXCHANGING_PATH(recvfrom, (int fd, void *buffer, size_t count, int flags, struct sockaddr *address, socklen_t *length),
                 (fd, buffer, count, flags, address, length))
 EXCHANGING_PATH(recvmsg, (int fd, struct msghdr *message, int flags), (fd, message, flags))
-EXCHANGING_PATH(write, (int fd, const void *buffer, size_t count), (fd, buffer, count))
-EXCHANGING_PATH(writev, (int fd, const struct iovec *vector, int count), (fd, vector, count))
-EXCHANGING_PATH(send, (int fd, const void *buffer, size_t count, int flags), (fd, buffer, count, flags))
-EXCHANGING_PATH(sendto,
-                (int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address, socklen_t length),
-                (fd, buffer, count, flags, address, length))
-EXCHANGING_PATH(sendmsg, (int fd, const struct msghdr *message, int flags), (fd, message, flags))
-EXCHANGING_PATH(sendfile, (int fd, int in_fd, off_t *offset, size_t count), (fd, in_fd, offset, count))
-EXCHANGING_PATH(sendfile64, (int fd, int in_fd, off_t *offset, size_t count), (fd, in_fd, offset, count))
 
 /* ---- every call: is the descriptor (always the first argument) a tracked connection? ----------- */
 
@@ -161,8 +156,9 @@ EXCHANGING_PATH(sendfile64, (int fd, int in_fd, off_t *offset, size_t count), (f
 
 /* cmp the bound; load the table; compare the byte with CNM_TRACKED: equal, the tracked path;
  * above (CNM_EXCHANGING), the path that prefetches first; below (0), the original. The arguments
- * are still in their registers, so every jump is a tail call. */
-#define HOOK(name, index)                                                                                  \
+ * are still in their registers, so every jump is a tail call. A sending hook has no prefetching
+ * path: any nonzero byte goes to the tracked one. */
+#define HOOK_DISPATCH(name, index, tracked_jumps)                                                          \
   __asm__(".text\n"                                                                                        \
           ".globl cnm_hook_" #name "\n"                                                                    \
           ".type cnm_hook_" #name ", @function\n"                                                          \
@@ -171,80 +167,80 @@ EXCHANGING_PATH(sendfile64, (int fd, int in_fd, off_t *offset, size_t count), (f
           "  cmpl cnm_capacity(%rip), %edi\n"                                                              \
           "  jae 1f\n"                                                                                     \
           "  movq cnm_tracked(%rip), %rax\n"                                                               \
-          "  movslq %edi, %r11\n"                                                                          \
-          "  cmpb $1, (%rax,%r11)\n"                                                                       \
-          "  je tracked_" #name "\n"                                                                       \
-          "  ja exchanging_" #name "\n"                                                                    \
-          "1:\n"                                                                                           \
+          "  movslq %edi, %r11\n" tracked_jumps "1:\n"                                                     \
           "  jmpq *cnm_originals+" #index "*8(%rip)\n"                                                     \
           ".size cnm_hook_" #name ", .-cnm_hook_" #name "\n")
+#define RECEIVING_HOOK(name, index) \
+  HOOK_DISPATCH(name, index, "  cmpb $1, (%rax,%r11)\n  je tracked_" #name "\n  ja exchanging_" #name "\n")
+#define SENDING_HOOK(name, index) HOOK_DISPATCH(name, index, "  cmpb $0, (%rax,%r11)\n  jne tracked_" #name "\n")
 
 #else
 
 #define HOOK_TRACKED(fd) __builtin_expect((unsigned)(fd) < cnm_capacity && cnm_tracked[fd], 0)
-#define HOOK_PATH(name, fd) (cnm_tracked[fd] == CNM_EXCHANGING ? exchanging_##name : tracked_##name)
+#define RECEIVING_PATH(name, fd) (cnm_tracked[fd] == CNM_EXCHANGING ? exchanging_##name : tracked_##name)
+#define SENDING_PATH(name, fd) tracked_##name
 
 #endif
 
 #if defined(__x86_64__)
-HOOK(read, 0);
-HOOK(readv, 1);
-HOOK(recv, 2);
-HOOK(recvfrom, 3);
-HOOK(recvmsg, 4);
-HOOK(write, 5);
-HOOK(writev, 6);
-HOOK(send, 7);
-HOOK(sendto, 8);
-HOOK(sendmsg, 9);
-HOOK(sendfile, 10);
-HOOK(sendfile64, 11);
+RECEIVING_HOOK(read, 0);
+RECEIVING_HOOK(readv, 1);
+RECEIVING_HOOK(recv, 2);
+RECEIVING_HOOK(recvfrom, 3);
+RECEIVING_HOOK(recvmsg, 4);
+SENDING_HOOK(write, 5);
+SENDING_HOOK(writev, 6);
+SENDING_HOOK(send, 7);
+SENDING_HOOK(sendto, 8);
+SENDING_HOOK(sendmsg, 9);
+SENDING_HOOK(sendfile, 10);
+SENDING_HOOK(sendfile64, 11);
 #else
 ssize_t cnm_hook_read(int fd, void *buffer, size_t count) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(read, fd)(fd, buffer, count) : cnm_originals.read(fd, buffer, count);
+  return HOOK_TRACKED(fd) ? RECEIVING_PATH(read, fd)(fd, buffer, count) : cnm_originals.read(fd, buffer, count);
 }
 ssize_t cnm_hook_readv(int fd, const struct iovec *vector, int count) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(readv, fd)(fd, vector, count) : cnm_originals.readv(fd, vector, count);
+  return HOOK_TRACKED(fd) ? RECEIVING_PATH(readv, fd)(fd, vector, count) : cnm_originals.readv(fd, vector, count);
 }
 ssize_t cnm_hook_recv(int fd, void *buffer, size_t count, int flags) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(recv, fd)(fd, buffer, count, flags)
+  return HOOK_TRACKED(fd) ? RECEIVING_PATH(recv, fd)(fd, buffer, count, flags)
                           : cnm_originals.recv(fd, buffer, count, flags);
 }
 ssize_t cnm_hook_recvfrom(int fd, void *buffer, size_t count, int flags, struct sockaddr *address,
                           socklen_t *length) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(recvfrom, fd)(fd, buffer, count, flags, address, length)
+  return HOOK_TRACKED(fd) ? RECEIVING_PATH(recvfrom, fd)(fd, buffer, count, flags, address, length)
                           : cnm_originals.recvfrom(fd, buffer, count, flags, address, length);
 }
 ssize_t cnm_hook_recvmsg(int fd, struct msghdr *message, int flags) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(recvmsg, fd)(fd, message, flags)
+  return HOOK_TRACKED(fd) ? RECEIVING_PATH(recvmsg, fd)(fd, message, flags)
                           : cnm_originals.recvmsg(fd, message, flags);
 }
 ssize_t cnm_hook_write(int fd, const void *buffer, size_t count) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(write, fd)(fd, buffer, count) : cnm_originals.write(fd, buffer, count);
+  return HOOK_TRACKED(fd) ? SENDING_PATH(write, fd)(fd, buffer, count) : cnm_originals.write(fd, buffer, count);
 }
 ssize_t cnm_hook_writev(int fd, const struct iovec *vector, int count) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(writev, fd)(fd, vector, count)
+  return HOOK_TRACKED(fd) ? SENDING_PATH(writev, fd)(fd, vector, count)
                           : cnm_originals.writev(fd, vector, count);
 }
 ssize_t cnm_hook_send(int fd, const void *buffer, size_t count, int flags) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(send, fd)(fd, buffer, count, flags)
+  return HOOK_TRACKED(fd) ? SENDING_PATH(send, fd)(fd, buffer, count, flags)
                           : cnm_originals.send(fd, buffer, count, flags);
 }
 ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, const struct sockaddr *address,
                         socklen_t length) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(sendto, fd)(fd, buffer, count, flags, address, length)
+  return HOOK_TRACKED(fd) ? SENDING_PATH(sendto, fd)(fd, buffer, count, flags, address, length)
                           : cnm_originals.sendto(fd, buffer, count, flags, address, length);
 }
 ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags) {
-  return HOOK_TRACKED(fd) ? HOOK_PATH(sendmsg, fd)(fd, message, flags)
+  return HOOK_TRACKED(fd) ? SENDING_PATH(sendmsg, fd)(fd, message, flags)
                           : cnm_originals.sendmsg(fd, message, flags);
 }
 ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
-  return HOOK_TRACKED(out_fd) ? HOOK_PATH(sendfile, out_fd)(out_fd, in_fd, offset, count)
+  return HOOK_TRACKED(out_fd) ? SENDING_PATH(sendfile, out_fd)(out_fd, in_fd, offset, count)
                               : cnm_originals.sendfile(out_fd, in_fd, offset, count);
 }
 ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count) {
-  return HOOK_TRACKED(out_fd) ? HOOK_PATH(sendfile64, out_fd)(out_fd, in_fd, offset, count)
+  return HOOK_TRACKED(out_fd) ? SENDING_PATH(sendfile64, out_fd)(out_fd, in_fd, offset, count)
                               : cnm_originals.sendfile64(out_fd, in_fd, offset, count);
 }
 #endif
