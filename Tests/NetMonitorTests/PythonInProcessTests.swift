@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
+@preconcurrency import CNetMonitor
 @testable import NetMonitor
 
 /// CPython embedded in this process (libpython dlopen'ed after the monitor started): its `_socket`,
@@ -71,5 +72,54 @@ struct PythonInProcessTests {
     #expect(connection.tlsBytesSent == exchange.requestBytes)
     #expect(connection.tlsBytesReceived == exchange.responseBytes)
     #expect(connection.httpExchanges == 1)
+  }
+
+  /// A TLS connection's plaintext comes from the SSL hooks, and its socket's bytes (ciphertext) are
+  /// not read: the hooks must not take the path that prefetches an exchange's lines for them
+  /// (`CNM_EXCHANGING` is for plaintext connections whose two directions are parsed).
+  @Test("a TLS connection stays tracked, not exchanging, across its exchanges (its plaintext comes from the SSL hooks)")
+  func tlsConnectionState() throws {
+    let run = try Self.run.get()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-py-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let tls = try LoopbackServer.makeCertificate(in: directory)
+    let server = try LoopbackServer(tls: tls)
+    let descriptorFile = directory.appendingPathComponent("fd").path
+    // The connection stays open between the scripts (their globals persist in __main__), so that
+    // its table byte can be read after each exchange.
+    let open = """
+      import ssl, http.client
+      tls_context = ssl.create_default_context(cafile=\"\(tls.certificate)\")
+      tls_connection = http.client.HTTPSConnection("127.0.0.1", \(server.port), context=tls_context)
+      tls_connection.connect()
+      open(\"\(descriptorFile)\", "w").write(str(tls_connection.sock.fileno()))
+      """
+    let exchange = """
+      tls_connection.request("GET", "/bytes/300")
+      tls_body = tls_connection.getresponse().read()
+      assert len(tls_body) == 300, len(tls_body)
+      """
+    var states: [UInt8] = []
+    let (statuses, records) = SharedMonitor.records { () -> [Int32] in
+      var statuses = [open.withCString { run($0) }]
+      let fd = (try? String(contentsOfFile: descriptorFile, encoding: .utf8)).flatMap { Int($0) } ?? -1
+      guard fd >= 0 && fd < Int(cnm_capacity) else { return statuses }
+      states.append(cnm_tracked.unsafelyUnwrapped[fd])
+      for _ in 0..<2 {
+        statuses.append(exchange.withCString { run($0) })
+        states.append(cnm_tracked.unsafelyUnwrapped[fd])
+      }
+      statuses.append("tls_connection.close()".withCString { run($0) })
+      return statuses
+    }
+    #expect(statuses == [0, 0, 0, 0])
+    #expect(states == [UInt8(CNM_TRACKED), UInt8(CNM_TRACKED), UInt8(CNM_TRACKED)])
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    #expect(connection.tlsVersion?.hasPrefix("TLSv1.") == true)
+    let exchanges = records.http.filter { $0.connectionId == connection.id }
+    #expect(exchanges.map(\.scheme) == [.https, .https])
+    #expect(exchanges.map(\.status) == [200, 200])
+    #expect(exchanges.map(\.reusedConnection) == [false, true])
   }
 }
