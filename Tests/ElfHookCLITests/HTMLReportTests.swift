@@ -41,6 +41,24 @@ struct HTMLReportTests {
     #expect(htmlEscaped("a&b<c>\"d\"'e'\u{1}") == "a&amp;b&lt;c&gt;&quot;d&quot;&#39;e&#39;\u{FFFD}")
   }
 
+  @Test("connections whose TLS elfhook cannot read have a card, as the terminal summary has a line")
+  func undecodedTLSCard() {
+    func connection(_ id: UInt64, tlsBytes: UInt64?) -> Transaction {
+      .connection(
+        ConnectionRecord(
+          pid: 7, process: "wget", startUnixNs: 1_767_225_600_000_000_000 + id, durationMs: 12, id: id, role: .client,
+          transport: .tcp, host: "example.test", peerAddress: "127.0.0.1", peerPort: 8443, connectMs: 1,
+          tlsVersion: "TLSv1.3", bytesSent: 500, bytesReceived: 4000, tlsBytesSent: tlsBytes,
+          tlsBytesReceived: tlsBytes, httpExchanges: tlsBytes == nil ? 0 : 1))
+    }
+    let card = #"<div class="label">TLS not read</div><div class="value">2</div>"#
+    let undecoded = HTMLReport.render([connection(1, tlsBytes: nil), connection(2, tlsBytes: nil)], title: "tls")
+    #expect(undecoded.contains(card))
+    #expect(undecoded.contains("not OpenSSL (GnuTLS, Node, Java…): their HTTP is not seen"))
+    let decoded = HTMLReport.render([connection(1, tlsBytes: 100), connection(2, tlsBytes: 100)], title: "tls")
+    #expect(!decoded.contains("TLS not read"))
+  }
+
   @Test(
     "in Chromium: hostile text stays text, every request and record has its row, the script ran",
     .enabled(if: Chromium.path != nil, Chromium.missing))

@@ -123,6 +123,14 @@ enum HTMLReport {
     if summary.droppedRecords > 0 {
       cards.append(("Dropped records", Units.count(summary.droppedRecords), "the counts are low", true, false))
     }
+    // The terminal summary's line about them: TLS seen on the wire, its library not one elfhook hooks.
+    if summary.undecodedTLSConnections > 0 {
+      cards.append(
+        (
+          "TLS not read", Units.count(summary.undecodedTLSConnections),
+          "not OpenSSL (GnuTLS, Node, Java…): their HTTP is not seen", false, true
+        ))
+    }
     let items = cards.map { card in
       "<div class=\"card\(card.bad ? " bad" : "")\"><div class=\"label\">\(card.label)</div>"
         + "<div class=\"value\">\(htmlEscaped(card.value))</div>"
