@@ -59,6 +59,7 @@ bool cnm_resolve_openssl(void *any_ssl_function) {
       (const char *(*)(const void *))dlsym(library, "SSL_get_version"),
       (const char *(*)(const void *, int))dlsym(library, "SSL_get_servername"),
       (int (*)(const void *))dlsym(library, "SSL_is_server"),
+      (void (*)(const void *, const unsigned char **, unsigned int *))dlsym(library, "SSL_get0_alpn_selected"),
   };
   dlclose(library);
   if (!found.SSL_get_fd || !found.SSL_get_error) return false;

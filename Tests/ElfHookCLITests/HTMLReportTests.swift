@@ -41,7 +41,7 @@ struct HTMLReportTests {
     #expect(htmlEscaped("a&b<c>\"d\"'e'\u{1}") == "a&amp;b&lt;c&gt;&quot;d&quot;&#39;e&#39;\u{FFFD}")
   }
 
-  @Test("connections whose TLS elfhook cannot read have a card, as the terminal summary has a line")
+  @Test("connections whose TLS or HTTP/2 elfhook cannot read have cards, as the terminal summary has lines")
   func undecodedTLSCard() {
     func connection(_ id: UInt64, tlsBytes: UInt64?) -> Transaction {
       .connection(
@@ -57,6 +57,11 @@ struct HTMLReportTests {
     #expect(undecoded.contains("not OpenSSL (GnuTLS, Node, Java…): their HTTP is not seen"))
     let decoded = HTMLReport.render([connection(1, tlsBytes: 100), connection(2, tlsBytes: 100)], title: "tls")
     #expect(!decoded.contains("TLS not read"))
+    #expect(!decoded.contains("HTTP/2 not read"))
+    guard case .connection(var http2) = connection(3, tlsBytes: 100) else { return }
+    http2.tlsALPN = "h2"
+    let page = HTMLReport.render([.connection(http2), connection(4, tlsBytes: 100)], title: "tls")
+    #expect(page.contains(#"<div class="label">HTTP/2 not read</div><div class="value">1</div>"#))
   }
 
   @Test(

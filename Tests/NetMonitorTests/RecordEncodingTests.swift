@@ -10,7 +10,7 @@ struct RecordEncodingTests {
     .dns: commonKeys + ["host", "addresses", "error"],
     .connection: commonKeys + [
       "id", "role", "transport", "host", "peer_address", "peer_port", "dns_ms", "connect_ms",
-      "tls_ms", "tls_version", "bytes_sent", "bytes_received", "tls_bytes_sent",
+      "tls_ms", "tls_version", "tls_alpn", "bytes_sent", "bytes_received", "tls_bytes_sent",
       "tls_bytes_received", "http_exchanges", "error",
     ],
     .http: commonKeys + [
@@ -59,11 +59,11 @@ struct RecordEncodingTests {
     )
     #expect(
       Transaction.connection(RecordSamples.connection).jsonLine()
-        == #"{"kind":"connection","pid":4242,"process":"curl","start_unix_ns":1767225600135000000,"duration_ms":250.75,"id":7,"role":"client","transport":"tcp","host":"example.com","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3","bytes_sent":517,"bytes_received":5120,"tls_bytes_sent":78,"tls_bytes_received":1256,"http_exchanges":1,"error":null}"#
+        == #"{"kind":"connection","pid":4242,"process":"curl","start_unix_ns":1767225600135000000,"duration_ms":250.75,"id":7,"role":"client","transport":"tcp","host":"example.com","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3","tls_alpn":null,"bytes_sent":517,"bytes_received":5120,"tls_bytes_sent":78,"tls_bytes_received":1256,"http_exchanges":1,"error":null}"#
     )
     #expect(
       Transaction.connection(RecordSamples.refused).jsonLine()
-        == #"{"kind":"connection","pid":99,"process":"python3","start_unix_ns":1767225600000000001,"duration_ms":0.25,"id":8,"role":"client","transport":"tcp","host":null,"peer_address":"127.0.0.1","peer_port":9,"dns_ms":null,"connect_ms":0.25,"tls_ms":null,"tls_version":null,"bytes_sent":0,"bytes_received":0,"tls_bytes_sent":null,"tls_bytes_received":null,"http_exchanges":0,"error":{"call":"connect","code":"ECONNREFUSED","message":"Connection refused"}}"#
+        == #"{"kind":"connection","pid":99,"process":"python3","start_unix_ns":1767225600000000001,"duration_ms":0.25,"id":8,"role":"client","transport":"tcp","host":null,"peer_address":"127.0.0.1","peer_port":9,"dns_ms":null,"connect_ms":0.25,"tls_ms":null,"tls_version":null,"tls_alpn":null,"bytes_sent":0,"bytes_received":0,"tls_bytes_sent":null,"tls_bytes_received":null,"http_exchanges":0,"error":{"call":"connect","code":"ECONNREFUSED","message":"Connection refused"}}"#
     )
     #expect(
       Transaction.http(RecordSamples.http).jsonLine()

@@ -214,6 +214,8 @@ typedef struct cnm_openssl_functions {
   const char *(*SSL_get_version)(const void *);
   const char *(*SSL_get_servername)(const void *, int);
   int (*SSL_is_server)(const void *);
+  /* The protocol ALPN chose (OpenSSL 1.0.2 on; NULL in a library without it). */
+  void (*SSL_get0_alpn_selected)(const void *, const unsigned char **, unsigned int *);
 } cnm_openssl_functions;
 
 extern cnm_openssl_functions cnm_openssl;

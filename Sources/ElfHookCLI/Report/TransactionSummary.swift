@@ -39,6 +39,8 @@ struct TransactionSummary {
   /// Connections whose TLS no hooked library decoded (their version read on the wire: GnuTLS,
   /// Node's or Java's own TLS, BoringSSL linked in): bytes and timings, no HTTP.
   private(set) var undecodedTLSConnections = 0
+  /// Connections whose TLS handshake chose HTTP/2 (ALPN `h2`): elfhook reads HTTP/1.x only.
+  private(set) var http2Connections = 0
   /// DNS and connection failures, grouped by call and code.
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
   private(set) var slowest: SlowestRequests
@@ -165,6 +167,7 @@ struct TransactionSummary {
     case .server: connectionsAccepted += 1
     }
     if connection.tlsVersion != nil && connection.tlsBytesSent == nil { undecodedTLSConnections += 1 }
+    if connection.tlsALPN == "h2" { http2Connections += 1 }
     let host = HostKey(connection)
     if let host { hostStats.update(host, initial: HostStats()) { $0.add(connection) } }
     if let error = connection.error {

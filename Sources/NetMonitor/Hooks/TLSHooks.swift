@@ -55,6 +55,7 @@ private func handshake(
     if slot.pointee.core.tlsEnd == 0 {
       slot.pointee.core.tlsEnd = MonotonicClock.now()
       slot.pointee.core.tlsVersion = FixedText<16>(cString: cnm_ssl().pointee.SSL_get_version?(ssl))
+      slot.pointee.core.tlsALPN = negotiatedProtocol(ssl)
       if slot.pointee.core.host.isEmpty {
         slot.pointee.core.host = FixedText<128>(
           cString: cnm_ssl().pointee.SSL_get_servername?(ssl, tlsExtensionServerName))
@@ -69,6 +70,16 @@ private func handshake(
   }
   cnm_set_errno(error)
   return result
+}
+
+/// The protocol ALPN chose (not NUL-terminated in OpenSSL); empty when none was.
+private func negotiatedProtocol(_ ssl: UnsafeMutableRawPointer?) -> FixedText<16> {
+  guard let selected = cnm_ssl().pointee.SSL_get0_alpn_selected else { return FixedText() }
+  var data: UnsafePointer<UInt8>?
+  var length: UInt32 = 0
+  selected(ssl, &data, &length)
+  guard let data, length > 0 else { return FixedText() }
+  return FixedText(UnsafeRawBufferPointer(start: data, count: Int(length)))
 }
 
 let sslDoHandshakeHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { ssl in

@@ -25,6 +25,10 @@ struct ConnectionCore: BitwiseCopyable {
   /// The failed call (``HookedCall``) and its errno / SSL error; 0 when none.
   var errorCall: UInt8 = 0
   var errorCode: Int32 = 0
+  /// The application protocol the TLS handshake chose by ALPN ("h2", "http/1.1"); empty without
+  /// TLS, without ALPN, or with TLS that no hooked library decodes. Setup, not identity: read by
+  /// connection records and by the first http record of a connection.
+  var tlsALPN = FixedText<16>()
   // The identity: all an http record reads of a connection that served an exchange before
   // (``reusedCopyStart``), 64 bytes.
   /// Unique in the process; 0 for an unused entry.

@@ -90,6 +90,7 @@ extension UnsafePointer where Pointee == RawRecord {
       host: core.pointee.host.isEmpty ? nil : core.pointee.host.string,
       peerAddress: cache.peerText(core.pointee.peer), peerPort: peerPort,
       dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls, tlsVersion: tlsVersion,
+      tlsALPN: core.pointee.tlsALPN.isEmpty ? nil : core.pointee.tlsALPN.string,
       bytesSent: core.pointee.bytesSent, bytesReceived: core.pointee.bytesReceived,
       tlsBytesSent: isTLS ? core.pointee.tlsBytesSent : nil,
       tlsBytesReceived: isTLS ? core.pointee.tlsBytesReceived : nil,

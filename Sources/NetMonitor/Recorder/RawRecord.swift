@@ -35,8 +35,6 @@ struct RawRecord {
   var httpFirstByteNanoseconds: UInt64 = 0
   var httpRequestBytes: UInt64 = 0
   var httpResponseBytes: UInt64 = 0
-  /// Puts the core's identity at the start of a cache line.
-  private var identityAlignment: (UInt64, UInt64, UInt64) = (0, 0, 0)
   /// The connection (connection records; an http record's carries all but the host).
   var core = ConnectionCore()
   var httpRequest = HTTPHead()

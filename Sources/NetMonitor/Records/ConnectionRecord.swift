@@ -3,8 +3,8 @@
 ///
 /// JSON keys, in this order: `kind` (`"connection"`), `pid`, `process`, `start_unix_ns`,
 /// `duration_ms`, `id`, `role`, `transport`, `host`, `peer_address`, `peer_port`, `dns_ms`,
-/// `connect_ms`, `tls_ms`, `tls_version`, `bytes_sent`, `bytes_received`, `tls_bytes_sent`,
-/// `tls_bytes_received`, `http_exchanges`, `error`. Optional properties are written as `null`
+/// `connect_ms`, `tls_ms`, `tls_version`, `tls_alpn` (beyond ARCHITECTURE.md's list), `bytes_sent`,
+/// `bytes_received`, `tls_bytes_sent`, `tls_bytes_received`, `http_exchanges`, `error`. Optional properties are written as `null`
 /// when they do not apply or were not observed — never invented.
 public struct ConnectionRecord: Sendable, Hashable {
   /// The id of the process (`pid`).
@@ -38,6 +38,9 @@ public struct ConnectionRecord: Sendable, Hashable {
   /// The negotiated TLS version as the TLS library names it (`"TLSv1.3"`), or `nil`
   /// (`tls_version`).
   public var tlsVersion: String?
+  /// The application protocol the TLS handshake chose by ALPN (`"h2"`, `"http/1.1"`), or `nil`
+  /// (`tls_alpn`). `"h2"`: the connection spoke HTTP/2, whose exchanges elfhook does not read.
+  public var tlsALPN: String?
   /// Bytes written to the socket, TLS records included (`bytes_sent`).
   public var bytesSent: UInt64
   /// Bytes read from the socket, TLS records included (`bytes_received`).
@@ -59,7 +62,7 @@ public struct ConnectionRecord: Sendable, Hashable {
     id: UInt64, role: ConnectionRole, transport: ConnectionTransport,
     host: String? = nil, peerAddress: String?, peerPort: UInt16?,
     dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil, tlsVersion: String? = nil,
-    bytesSent: UInt64, bytesReceived: UInt64,
+    tlsALPN: String? = nil, bytesSent: UInt64, bytesReceived: UInt64,
     tlsBytesSent: UInt64? = nil, tlsBytesReceived: UInt64? = nil,
     httpExchanges: Int?, error: RecordedError? = nil
   ) {
@@ -77,6 +80,7 @@ public struct ConnectionRecord: Sendable, Hashable {
     self.connectMs = connectMs
     self.tlsMs = tlsMs
     self.tlsVersion = tlsVersion
+    self.tlsALPN = tlsALPN
     self.bytesSent = bytesSent
     self.bytesReceived = bytesReceived
     self.tlsBytesSent = tlsBytesSent

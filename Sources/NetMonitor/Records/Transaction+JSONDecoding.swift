@@ -56,6 +56,7 @@ extension Transaction {
           connectMs: try fields.milliseconds("connect_ms"),
           tlsMs: try fields.milliseconds("tls_ms"),
           tlsVersion: try fields.optionalString("tls_version"),
+          tlsALPN: try fields.optionalString("tls_alpn"),
           bytesSent: try fields.uint64("bytes_sent"),
           bytesReceived: try fields.uint64("bytes_received"),
           tlsBytesSent: try fields.optionalUInt64("tls_bytes_sent"),

@@ -50,6 +50,8 @@ extension Transaction {
       writer.string(record.host)
       writer.connectionFields(
         record.peerAddress, record.peerPort, record.dnsMs, record.connectMs, record.tlsMs, record.tlsVersion)
+      writer.key("tls_alpn")
+      writer.string(record.tlsALPN)
       writer.key("bytes_sent")
       writer.integer(record.bytesSent)
       writer.key("bytes_received")

@@ -10,8 +10,9 @@ final class LoopbackNginx {
   let root: URL
   private let process: Process
 
-  /// Serves `files` (name → size in bytes) with the certificate `tls`.
-  init(files: [String: Int], tls: (certificate: String, key: String)) throws {
+  /// Serves `files` (name → size in bytes) with the certificate `tls`; over TLS, HTTP/2 too when
+  /// `http2` (chosen by ALPN when the client offers it).
+  init(files: [String: Int], tls: (certificate: String, key: String), http2: Bool = false) throws {
     let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-nginx-" + UUID().uuidString)
     root = prefix.appendingPathComponent("www")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -32,7 +33,7 @@ final class LoopbackNginx {
         client_body_temp_path \(prefix.path)/body;
         server { listen 127.0.0.1:\(port); root \(root.path); }
         server {
-          listen 127.0.0.1:\(tlsPort) ssl;
+          listen 127.0.0.1:\(tlsPort) ssl\(http2 ? " http2" : "");
           ssl_certificate \(tls.certificate);
           ssl_certificate_key \(tls.key);
           root \(root.path);
