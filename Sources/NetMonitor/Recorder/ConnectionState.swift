@@ -27,7 +27,8 @@ struct ConnectionCore: BitwiseCopyable {
   var errorCode: Int32 = 0
   /// The application protocol the TLS handshake chose by ALPN ("h2", "http/1.1"); empty without
   /// TLS, without ALPN, or with TLS that no hooked library decodes. Setup, not identity: read by
-  /// connection records and by the first http record of a connection.
+  /// connection records only. Its 24 bytes put the identity at a record's cache line (where
+  /// `RawRecord` had padding; `RecordLayoutTests` checks).
   var tlsALPN = FixedText<16>()
   // The identity: all an http record reads of a connection that served an exchange before
   // (``reusedCopyStart``), 64 bytes.
