@@ -228,8 +228,8 @@ bool cnm_resolve_openssl(void *any_ssl_function);
  * Indexed by file descriptor. `cnm_tracked[fd]` is nonzero for descriptors that are tracked network
  * connections: a hook on any other descriptor costs the bounds check and that one byte load. It is
  * CNM_EXCHANGING once the connection has carried an HTTP exchange and Swift still reads both its
- * directions: the hooks then send its calls to the path that prefetches the lines an exchange
- * touches. Only a hint for that: the head's watch flags decide what the hooks do with the bytes.
+ * directions: the receiving hooks then send its calls to the path that prefetches the lines an
+ * exchange touches. Only a hint for that: the head's watch flags decide what the hooks do with the bytes.
  * `cnm_states` points at `cnm_capacity` entries of `slot_size` bytes (a Swift struct) in memory
  * mapped without reserve, so only descriptors in use cost pages. */
 
@@ -244,11 +244,12 @@ extern size_t cnm_slot_size;
  * 1 Mi) with entries of `slot_size` bytes. Returns false when the memory cannot be mapped. */
 bool cnm_table_set_up(size_t slot_size);
 
-/* ---- the lines an exchange touches, prefetched before the system call ---------------------------
+/* ---- the lines an exchange touches, prefetched before the receiving system call -----------------
  * A server's entry is cold by the time its connection's next request comes: the kernel's work for
  * the other connections in between evicted it. The Swift slow path then reads its lines one after
- * another, each a miss (~80 ns here). The hooks of a CNM_EXCHANGING connection prefetch them all
- * before calling the original, so the misses are served while the kernel works (io_hooks.c). The
+ * another, each a miss (~80 ns here). The receiving hooks of a CNM_EXCHANGING connection (the
+ * call that opens an exchange; the sends follow with the lines cached) prefetch them all before
+ * calling the original, so the misses are served while the kernel works (io_hooks.c). The
  * offsets come from the Swift layouts (`ExchangeLines`), set once before any connection is tracked. */
 #define CNM_PREFETCH_LINES_MAX 32
 typedef struct cnm_prefetch_lines {

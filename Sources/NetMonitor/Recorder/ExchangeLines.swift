@@ -3,7 +3,7 @@ import CNetMonitor
 /// The cache lines an HTTP exchange on a reused connection touches: of its connection's entry
 /// (``ConnectionSlot``), and of the record queue's next slot (``RawRecord``). The C hooks of a
 /// connection that carries exchanges (`CNM_EXCHANGING`, set by `HTTPExchanges` at its first record
-/// and cleared by `Traffic.updateWatch`) prefetch them before the system call
+/// and cleared by `Traffic.updateWatch`) prefetch them before a receiving system call
 /// (`cnm_set_exchange_lines`, cnetmonitor.h), so that their misses are served while the kernel
 /// works instead of one after another in the slow path.
 ///

@@ -3,9 +3,10 @@
 ///
 /// JSON keys, in this order: `kind` (`"connection"`), `pid`, `process`, `start_unix_ns`,
 /// `duration_ms`, `id`, `role`, `transport`, `host`, `peer_address`, `peer_port`, `dns_ms`,
-/// `connect_ms`, `tls_ms`, `tls_version`, `tls_alpn` (beyond ARCHITECTURE.md's list), `bytes_sent`,
-/// `bytes_received`, `tls_bytes_sent`, `tls_bytes_received`, `http_exchanges`, `error`. Optional properties are written as `null`
-/// when they do not apply or were not observed — never invented.
+/// `connect_ms`, `tls_ms`, `tls_version`, `tls_alpn` (beyond ARCHITECTURE.md's list),
+/// `bytes_sent`, `bytes_received`, `tls_bytes_sent`, `tls_bytes_received`, `http_exchanges`,
+/// `error`. Optional properties are written as `null` when they do not apply or were not
+/// observed — never invented.
 public struct ConnectionRecord: Sendable, Hashable {
   /// The id of the process (`pid`).
   public var pid: Int32
