@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { DEFAULT_CAPACITY = 1024, MIN_CAPACITY = 64, MAX_CAPACITY = 1 << 20 };
+enum { DEFAULT_CAPACITY = 4096, MIN_CAPACITY = 64, MAX_CAPACITY = 1 << 20 };
 
 static bool is_set(const char *value) { return value && value[0]; }
 

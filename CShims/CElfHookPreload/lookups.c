@@ -3,9 +3,10 @@
  * Many processes look a name up and never connect (`getent hosts`, `curl --version`, whose LDAP
  * library resolves the machine's own name): loading the monitor for one dns record would cost them
  * ~3 ms. So the injected library records lookups itself, in C, into the process's ring, created at
- * the first lookup with the blocks of its first records only; and it keeps the latest lookups, so
- * that the monitor, once a connection loads it, knows which host each address came from. The ring
- * and the lookups are handed to the monitor when it starts (elfhook_lookups_handoff). */
+ * the first lookup with the memory of its first records only (cnm_ring_reserve reserves more as it
+ * fills); and it keeps the latest lookups, so that the monitor, once a connection loads it, knows
+ * which host each address came from. The ring and the lookups are handed to the monitor when it
+ * starts (elfhook_lookups_handoff). */
 #include "elfhook_preload.h"
 
 #include "cnetmonitor.h"
@@ -17,17 +18,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Blocks reserved when the ring is created (~25 pages), and the write position at which the rest
- * is reserved: half of them, so that lookups racing on other threads still land in reserved blocks. */
-enum { PREALLOCATED_RECORDS = 64, ALLOCATE_ALL_AT = PREALLOCATED_RECORDS / 2, RECENT_LOOKUPS = 16 };
+enum { RECENT_LOOKUPS = 16 };
 
 enum { NO_RING, CREATING, READY, FAILED, HANDED_OVER };
 static struct {
   int state;
   cnm_queue *queue;
-  bool fully_allocated;
   char path[PATH_MAX];
-} ring = {NO_RING, NULL, false, ""};
+} ring = {NO_RING, NULL, ""};
 
 static cnm_dns_record recent[RECENT_LOOKUPS];
 static uint64_t recent_count;
@@ -39,8 +37,7 @@ static cnm_queue *ring_for(const elfhook_preload_configuration *configuration) {
       __atomic_compare_exchange_n(&ring.state, &state, CREATING, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     cnm_pid = (int32_t)getpid();
     ring.queue = cnm_ring_create(configuration->output, configuration->capacity, CNM_RECORD_SLOT_SIZE,
-                                 CNM_RECORD_LAYOUT, PREALLOCATED_RECORDS, ring.path, sizeof ring.path);
-    ring.fully_allocated = configuration->capacity <= PREALLOCATED_RECORDS;
+                                 CNM_RECORD_LAYOUT, CNM_RING_FIRST_RECORDS, ring.path, sizeof ring.path);
     if (!ring.queue && configuration->log != ELFHOOK_LOG_OFF) {
       elfhook_say_unmonitored("cannot create the record file %s: %s", ring.path[0] ? ring.path : configuration->output,
                               strerror(errno));
@@ -55,21 +52,6 @@ static cnm_queue *ring_for(const elfhook_preload_configuration *configuration) {
   return state == READY ? ring.queue : NULL;
 }
 
-/* Reserves the rest of the ring's blocks; false (said once) when the disk is full. */
-static bool allocate_all(const elfhook_preload_configuration *configuration) {
-  if (__atomic_load_n(&ring.fully_allocated, __ATOMIC_ACQUIRE)) return true;
-  int error = cnm_ring_allocate_all(ring.queue, ring.path);
-  if (error) {
-    int expected = READY;
-    if (__atomic_compare_exchange_n(&ring.state, &expected, FAILED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-        configuration->log != ELFHOOK_LOG_OFF)
-      elfhook_say_unmonitored("cannot reserve the blocks of %s: %s", ring.path, strerror(error));
-    return false;
-  }
-  __atomic_store_n(&ring.fully_allocated, true, __ATOMIC_RELEASE);
-  return true;
-}
-
 void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
                            int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
                            uint64_t duration_ns) {
@@ -80,12 +62,10 @@ void elfhook_record_lookup(const elfhook_preload_configuration *configuration, c
    * handed over half-written: at worst, a connection without its host name. */
   uint64_t index = __atomic_fetch_add(&recent_count, 1, __ATOMIC_RELAXED);
   recent[index % RECENT_LOOKUPS] = record;
-  if (!queue) return;
-  if (cnm_queue_write_position(queue) >= ALLOCATE_ALL_AT && !allocate_all(configuration)) return;
-  cnm_dns_record_emit(queue, &record);
+  if (queue) cnm_dns_record_emit(queue, &record);
 }
 
-bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff) {
+void elfhook_lookups_handoff(cnm_handoff *handoff) {
   /* Static, not on the stack of whichever thread connects first (7 KB; it may be a small one): the
    * monitor starts once, on one thread. */
   static cnm_dns_record lookups[RECENT_LOOKUPS];
@@ -96,11 +76,9 @@ bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration,
   handoff->lookup_count = kept;
   handoff->ring = NULL;
   handoff->ring_path = NULL;
-  if (__atomic_load_n(&ring.state, __ATOMIC_ACQUIRE) != READY) return true;
-  if (!allocate_all(configuration)) return false;
+  if (__atomic_load_n(&ring.state, __ATOMIC_ACQUIRE) != READY) return;
   handoff->ring = ring.queue;
   handoff->ring_path = ring.path;
-  return true;
 }
 
 void elfhook_lookups_handed_over(void) { __atomic_store_n(&ring.state, HANDED_OVER, __ATOMIC_RELEASE); }
@@ -112,7 +90,6 @@ void elfhook_lookups_after_fork_in_child(void) {
   if (state == HANDED_OVER || state == FAILED) return;
   if (state == READY) cnm_ring_unmap(ring.queue);
   ring.queue = NULL;
-  ring.fully_allocated = false;
   ring.path[0] = 0;
   __atomic_store_n(&ring.state, NO_RING, __ATOMIC_RELEASE);
 }

@@ -37,7 +37,7 @@ static void switch_to_own_ring(void) {
   char path[PATH_MAX] = "";
   cnm_queue *ring = cnm_ring_create(fork_configuration.pattern, fork_configuration.capacity,
                                     fork_configuration.record_size, fork_configuration.record_layout,
-                                    fork_configuration.capacity, path, sizeof path);
+                                    CNM_RING_FIRST_RECORDS, path, sizeof path);
   if (!ring) {
     dprintf(STDERR_FILENO, "elfhook: cannot create the record file for child %d (%s): %m; it runs unmonitored\n",
             (int)getpid(), path);

@@ -11,6 +11,9 @@ struct cnm_queue {
   uint64_t slot_size;
   uint64_t sequences_offset;
   uint64_t slots_offset;
+  /* Slots a producer may take, the first ones (all of them but in a ring still growing: their
+   * memory is not reserved yet). Only grows, and only before the first wrap. */
+  uint64_t usable;
   uint64_t enqueue_position __attribute__((aligned(64)));
   uint64_t dequeue_position __attribute__((aligned(64)));
   uint64_t dropped __attribute__((aligned(64)));
@@ -37,6 +40,7 @@ cnm_queue *cnm_queue_format(void *memory, size_t capacity, size_t slot_size) {
   queue->slot_size = slot_size;
   queue->sequences_offset = sizeof *queue;
   queue->slots_offset = round_up(sizeof *queue + capacity * sizeof(uint64_t), 64);
+  queue->usable = capacity;
   uint64_t *sequence = sequences(queue);
   for (size_t i = 0; i < capacity; i++) sequence[i] = i;
   return queue;
@@ -54,7 +58,7 @@ bool cnm_queue_is_valid(const void *memory, size_t size, size_t slot_size) {
   if (size < sizeof *queue) return false;
   uint64_t capacity = queue->mask + 1;
   if (capacity < 2 || (capacity & queue->mask) != 0 || capacity > (1u << 24)) return false;
-  return queue->slot_size == slot_size && queue->sequences_offset == sizeof *queue &&
+  return queue->slot_size == slot_size && queue->usable <= capacity && queue->sequences_offset == sizeof *queue &&
          queue->slots_offset == round_up(sizeof *queue + capacity * sizeof(uint64_t), 64) &&
          cnm_queue_footprint(capacity, slot_size) <= size;
 }
@@ -62,6 +66,7 @@ bool cnm_queue_is_valid(const void *memory, size_t size, size_t slot_size) {
 void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
   for (;;) {
+    if ((position & queue->mask) >= __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE)) return NULL; /* not usable yet */
     uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
     int64_t difference = (int64_t)(sequence - position);
     if (difference == 0) {
@@ -124,3 +129,11 @@ void *cnm_queue_published_slot(cnm_queue *queue, uint64_t position) {
 uint64_t cnm_queue_dropped(const cnm_queue *queue) { return __atomic_load_n(&queue->dropped, __ATOMIC_RELAXED); }
 void cnm_queue_count_drop(cnm_queue *queue) { __atomic_fetch_add(&queue->dropped, 1, __ATOMIC_RELAXED); }
 uint64_t cnm_queue_capacity(const cnm_queue *queue) { return queue->mask + 1; }
+uint64_t cnm_queue_usable(const cnm_queue *queue) { return __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE); }
+void *cnm_queue_slot_address(const cnm_queue *queue, uint64_t index) {
+  return (unsigned char *)queue + queue->slots_offset + index * queue->slot_size;
+}
+void cnm_queue_set_usable(cnm_queue *queue, uint64_t usable) {
+  if (usable > queue->mask + 1) usable = queue->mask + 1;
+  __atomic_store_n(&queue->usable, usable, __ATOMIC_RELEASE);
+}

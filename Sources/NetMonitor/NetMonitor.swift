@@ -102,7 +102,7 @@ public enum NetMonitor {
       var path = [CChar](repeating: 0, count: Int(PATH_MAX))
       guard
         let created = cnm_ring_create(
-          pattern, capacity, RawRecord.slotSize, RawRecord.layout, capacity, &path, path.count)
+          pattern, capacity, RawRecord.slotSize, RawRecord.layout, Int(CNM_RING_FIRST_RECORDS), &path, path.count)
       else {
         throw .recordFile(path: path[0] == 0 ? pattern : Self.string(path), errno: errno)
       }

@@ -31,7 +31,7 @@ typedef struct elfhook_preload_configuration {
   /* ELFHOOK_OUTPUT: the record ring pattern, "%p" for the pid. A copy: programs that set their
    * process title (nginx) write over the environment's memory after start. */
   char output[PATH_MAX];
-  size_t capacity;    /* ELFHOOK_BUFFER_RECORDS: records a ring holds (default 1024) */
+  size_t capacity;    /* ELFHOOK_BUFFER_RECORDS: records a ring holds (default 4096) */
   elfhook_log_level log; /* ELFHOOK_LOG: off, error (the default), info */
 } elfhook_preload_configuration;
 
@@ -75,9 +75,8 @@ void elfhook_arm(const elfhook_preload_configuration *configuration);
 void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
                            int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
                            uint64_t duration_ns);
-/* Fills `handoff`'s ring (all of its blocks reserved now) and the latest lookups. False, having
- * said why, when the ring's blocks cannot be reserved. */
-bool elfhook_lookups_handoff(const elfhook_preload_configuration *configuration, cnm_handoff *handoff);
+/* Fills `handoff`'s ring (or NULL: no lookup made one) and the latest lookups. */
+void elfhook_lookups_handoff(cnm_handoff *handoff);
 /* The monitor took the ring: from now on it is the monitor's. */
 void elfhook_lookups_handed_over(void);
 /* In a fork child: the parent's ring is not the child's; the child creates its own when it needs one. */

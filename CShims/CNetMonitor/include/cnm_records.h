@@ -76,7 +76,7 @@ typedef struct cnm_handoff {
   const char *pattern; /* ELFHOOK_OUTPUT */
   size_t capacity;     /* records per ring */
   int log_level;       /* 0 off, 1 error, 2 info */
-  cnm_queue *ring;     /* the ring of this process, all of its blocks allocated; or NULL */
+  cnm_queue *ring;     /* the ring of this process (it reserves its memory as it fills); or NULL */
   const char *ring_path;
   const cnm_dns_record *lookups; /* the most recent lookups, oldest first */
   size_t lookup_count;

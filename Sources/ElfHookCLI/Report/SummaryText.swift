@@ -14,8 +14,8 @@ func renderSummary(_ summary: TransactionSummary, width: Int, color: Bool) -> St
   if summary.droppedRecords > 0 {
     lines.append(
       style.paint(
-        "\(Units.count(summary.droppedRecords)) records were dropped (the record stream was full): "
-          + "the counts below are low.", .red))
+        "\(Units.count(summary.droppedRecords)) records were dropped "
+          + "(\(summary.dropReason ?? "the record stream was full")): the counts below are low.", .red))
   }
   if summary.undecodedTLSConnections > 0 {
     lines.append(

@@ -12,6 +12,8 @@ struct TransactionSummary {
   /// Records the monitor could not deliver. The caller sets it from the record stream's own
   /// count; the summary shows it, because tables built from an incomplete stream undercount.
   var droppedRecords: UInt64 = 0
+  /// Why they were dropped, when the record stream knows a cause other than being full.
+  var dropReason: String?
 
   /// Every HTTP request.
   private(set) var requests = RequestStats()

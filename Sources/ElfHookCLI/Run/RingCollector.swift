@@ -44,9 +44,18 @@ final class RingCollector {
   @discardableResult
   func drainSlots(final: Bool = false, _ body: (RecordSlot) -> Void) -> Int {
     var count = 0
-    for ring in rings.values { count += ring.drainSlots(skippingUnfinished: final, body) }
+    fullestShare = 0
+    for ring in rings.values {
+      let taken = ring.drainSlots(skippingUnfinished: final, body)
+      count += taken
+      fullestShare = max(fullestShare, Double(taken) / Double(ring.capacity))
+    }
     return count
   }
+
+  /// The largest share of its ring's capacity one ring held at the last drain: how close the
+  /// busiest process came to dropping records (1: its ring was full).
+  private(set) var fullestShare = 0.0
 
   /// Opens the rings that appeared since the last call (every one, with `final`), then says
   /// whether a drain would take anything: a ring has a published record. Called before each
@@ -58,6 +67,17 @@ final class RingCollector {
 
   /// Records the processes dropped because their ring was full.
   var droppedRecords: UInt64 { rings.values.reduce(0) { $0 + $1.droppedRecords } }
+
+  /// Why records were dropped, when it was not a consumer too slow: a process that could not
+  /// reserve more of its ring file (a full /dev/shm), said of the first such ring.
+  var dropReason: String? {
+    for ring in rings.values.sorted(by: { $0.pid < $1.pid }) {
+      guard let error = ring.reservationError else { continue }
+      return "process \(ring.pid) (\(ring.process)) could not reserve more of \(ring.path): "
+        + String(cString: strerror(error))
+    }
+    return nil
+  }
 
   /// Processes that recorded (one ring each).
   var processCount: Int { rings.count }

@@ -13,14 +13,18 @@ final class RunSession {
   private var lastLiveUpdate = 0.0
   private var liveLinesShown = 0
 
-  /// How often the rings are drained: every 5 ms, so that the default ring of 1024 records
-  /// absorbs some 200k records per second. Also while nothing comes: a server's first requests
-  /// after a quiet spell fill a ring at full speed, and with 20 ms between idle drains a burst of
-  /// 80k requests a second overflowed it (`bench-nginx`'s alternated runs: 1,159 records dropped
-  /// of 6.7 M). Draining nothing costs a wakeup: an idle run uses ~7.5 ms of CPU a second here
-  /// (`perf stat` over `sleep 10`; ~8 ms when the children were also waited for at every wakeup,
-  /// not only at SIGCHLD; ~3.5 ms with 20 ms between idle drains).
-  static let drainMilliseconds = 5
+  /// How long the rings are left between drains: 20 ms when they fill slowly, so that an idle run
+  /// wakes 50 times a second (each wakeup costs ~50 µs of CPU in this VM's kernel, records or
+  /// not: an idle run used 7.5 ms a second at 5 ms), and shorter when a ring filled faster: at the
+  /// last interval's rate, the next drain comes before the busiest ring is a quarter full. The
+  /// default ring holds 4,096 records, so a server's burst after a quiet spell (80k requests a
+  /// second in `bench-nginx`) fills 1,600 of them before the first drain sees it; with rings of
+  /// 1,024 and 20 ms, such a burst dropped records (1,159 of 6.7 M), hence the 5 ms of old.
+  static let longestWaitMilliseconds = 20.0
+  static let shortestWaitMilliseconds = 5.0
+  /// The wait before the next drain, and when the last one ran.
+  private var waitMilliseconds = longestWaitMilliseconds
+  private var lastDrain = MonotonicSeconds.now()
   /// The JSON lines of a drain (see `drain(final:)`).
   private var lines: [UInt8] = []
 
@@ -37,7 +41,7 @@ final class RunSession {
   func supervise(_ child: ChildProcess, signals: SignalRelay) -> ChildExit {
     var exit: ChildExit?
     while true {
-      switch signals.wait(milliseconds: Self.drainMilliseconds) {
+      switch signals.wait(milliseconds: Int(waitMilliseconds.rounded())) {
       case .signal(let signal, let fromProcess):
         if let exit { return exit }  // only the command's leftovers remain: stop waiting for them
         if fromProcess { kill(child.pid, signal) }
@@ -85,6 +89,7 @@ final class RunSession {
   func finish() {
     drain(final: true)
     summary.droppedRecords = collector.droppedRecords
+    summary.dropReason = collector.dropReason
     if live { clearLiveView() }
     if format == .table {
       Terminal.write(renderSummary(summary, width: Terminal.width, color: Terminal.supportsColor))
@@ -101,9 +106,16 @@ final class RunSession {
   /// Without JSON lines, the summary gets each record in its slot: one that repeats the last
   /// request is counted from its numbers, never decoded (`TransactionSummary.add(slotsFrom:)`).
   private func drain(final: Bool) {
+    let now = MonotonicSeconds.now()
+    let interval = (now - lastDrain) * 1000
+    lastDrain = now
     // Most wakeups of a quiet run find nothing: they return before the summary is taken out.
     let hasRecords = collector.prepareDrain(final: final)
-    guard final || hasRecords else { return }
+    guard final || hasRecords else {
+      waitMilliseconds = Self.longestWaitMilliseconds
+      return
+    }
+    defer { waitMilliseconds = nextWait(afterMilliseconds: interval, share: collector.fullestShare) }
     var summary = TransactionSummary()
     swap(&summary, &self.summary)
     var lines: [UInt8] = []
@@ -128,6 +140,13 @@ final class RunSession {
       outputFile = nil
     }
     if format == .jsonl { Terminal.write(String(decoding: lines, as: UTF8.self)) }
+  }
+
+  /// The wait after a drain that found the busiest ring `share` full, `milliseconds` after the
+  /// drain before it (see ``longestWaitMilliseconds``).
+  private func nextWait(afterMilliseconds milliseconds: Double, share: Double) -> Double {
+    guard share > 0 else { return Self.longestWaitMilliseconds }
+    return min(Self.longestWaitMilliseconds, max(Self.shortestWaitMilliseconds, milliseconds * 0.25 / share))
   }
 
   private func refreshLiveView() {

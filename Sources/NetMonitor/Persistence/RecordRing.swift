@@ -69,8 +69,18 @@ public final class RecordRing {
   /// sequence number, nothing decoded.
   public var hasPublishedRecord: Bool { cnm_queue_peek(queue) != nil }
 
+  /// Records the ring holds.
+  public var capacity: Int { Int(cnm_queue_capacity(queue)) }
+
   /// Records the producer dropped because the ring was full.
   public var droppedRecords: UInt64 { cnm_queue_dropped(queue) }
+
+  /// Why the producer could not reserve more of the file (an errno: a full disk), after
+  /// which the records beyond its usable slots were dropped; `nil` while it could.
+  public var reservationError: Int32? {
+    let error = cnm_ring_reservation_error(memory.assumingMemoryBound(to: cnm_ring_header.self))
+    return error == 0 ? nil : error
+  }
 
   /// Hands every record still in the ring to `body`, oldest first, and leaves them there.
   public func forEachPublishedRecord(_ body: (Transaction) -> Void) {

@@ -1,0 +1,114 @@
+import CNetMonitor
+import Foundation
+import Glibc
+import Testing
+
+@testable import NetMonitor
+
+/// A process's record ring from the producer's side: it takes memory as it fills, and when the
+/// ring (or the file system under it) is full, records are dropped and counted, never a SIGBUS
+/// and never a blocked host. Real python3 processes, injected with libElfHookPreload.so.
+@Suite("Record rings: reserved as they fill, full without harm", .serialized)
+struct RingReservationTests {
+  /// A python3 program making `count` connects to a port nobody listens on: `count` connection
+  /// records (ECONNREFUSED), and the port.
+  static func refusedConnects(_ count: Int) -> (program: String, port: UInt16) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var address = Sockets.address(0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+    let port = UInt16(bigEndian: address.sin_port)
+    let program = """
+      import socket
+      for i in range(\(count)):
+          s = socket.socket()
+          try: s.connect(("127.0.0.1", \(port)))
+          except ConnectionRefusedError: pass
+          s.close()
+      print("done")
+      """
+    return (program, port)
+  }
+
+  /// Runs `program` under python3 injected with the library, recording into `directory` with
+  /// rings of `capacity` records; the one ring it made.
+  static func runInjected(_ program: String, capacity: Int, in directory: String) throws -> RecordRing {
+    let (_, library) = try InjectionTests.products()
+    let run = try ProgramRun.run(
+      ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory)/%p.ring",
+       "ELFHOOK_BUFFER_RECORDS=\(capacity)", "/usr/bin/python3", "-c", program])
+    #expect(run.status == 0 && run.stdout == Data("done\n".utf8), "\(run.stderr)")
+    #expect(run.stderr.isEmpty)
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+    try #require(names.count == 1, "\(names)")
+    return try RecordRing(path: directory + "/" + names[0])
+  }
+
+  static func refusedRecords(in ring: RecordRing, port: UInt16) -> Int {
+    var refused = 0
+    ring.drain { record in
+      if case .connection(let connection) = record, connection.peerPort == port,
+        connection.error?.code == "ECONNREFUSED"
+      {
+        refused += 1
+      }
+    }
+    return refused
+  }
+
+  @Test("a full ring drops records and counts them; the host is never blocked")
+  func overflowIsCounted() throws {
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    // 150 refused connects into a ring of 64 nobody drains.
+    let (program, port) = Self.refusedConnects(150)
+    let ring = try Self.runInjected(program, capacity: 64, in: scratch.url.path)
+    #expect(Self.refusedRecords(in: ring, port: port) == 64)
+    #expect(ring.droppedRecords == 150 - 64)
+    #expect(ring.reservationError == nil)
+  }
+
+  @Test("a ring takes memory in stages as it fills: 150 records of 4,096 hold the pages of 512")
+  func reservedAsItFills() throws {
+    // On tmpfs, where a file's blocks are exactly the pages it was given.
+    let directory = "/dev/shm/elfhook-test-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let (program, port) = Self.refusedConnects(150)
+    let ring = try Self.runInjected(program, capacity: 4096, in: directory)
+    #expect(Self.refusedRecords(in: ring, port: port) == 150)
+    #expect(ring.droppedRecords == 0 && ring.reservationError == nil)
+    var status = stat()
+    try #require(stat(ring.path, &status) == 0)
+    // Stages of 64, 256 and 512 records: the third began at the 128th record. The header and the
+    // queue's sequence numbers come first, so the reserved bytes end where slot 512 does.
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let end = Int(status.st_size) - (4096 - 512) * RawRecord.slotSize
+    #expect(Int(status.st_blocks) * 512 == (end + page - 1) / page * page)
+  }
+
+  @Test(
+    "a full /dev/shm: the records beyond what the ring could reserve are dropped, counted and explained",
+    .enabled(if: RingReservationTests.canMountTmpfs, "needs a mount namespace (unshare -m) and tmpfs mounts"))
+  func fullFileSystem() throws {
+    let (elfhook, _) = try InjectionTests.products()
+    // A /dev/shm of 256 KiB, in a mount namespace of the run's own: the ring's first 64 records
+    // fit (~115 KB), its second stage (~300 KB more) does not.
+    let (program, _) = Self.refusedConnects(150)
+    let script = "mount -t tmpfs -o size=256k tmpfs /dev/shm && exec \"$0\" run -- python3 -c \"$1\""
+    let run = try ProgramRun.run(["unshare", "-m", "sh", "-c", script, elfhook, program])
+    #expect(run.status == 0 && run.stdout == Data("done\n".utf8), "\(run.stderr)")
+    let dropped = #/86 records were dropped \(process (\d+) \(python3\) could not reserve more of (/dev/shm/elfhook\.\w+/\d+\.ring): No space left on device\): the counts below are low\./#
+    let match = try #require(run.stderr.firstMatch(of: dropped), "\(run.stderr)")
+    #expect(match.output.2.hasSuffix("/\(match.output.1).ring"))
+    #expect(run.stderr.contains("64 connections opened"), "\(run.stderr)")
+  }
+
+  static let canMountTmpfs: Bool = {
+    guard let run = try? ProgramRun.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
+    else { return false }
+    return run.status == 0
+  }()
+}
