@@ -3,10 +3,10 @@
  * Many processes look a name up and never connect (`getent hosts`, `curl --version`, whose LDAP
  * library resolves the machine's own name): loading the monitor for one dns record would cost them
  * ~3 ms. So the injected library records lookups itself, in C, into the process's ring, created at
- * the first lookup with the memory of its first records only (cnm_ring_reserve reserves more as it
- * fills); and it keeps the latest lookups, so that the monitor, once a connection loads it, knows
- * which host each address came from. The ring and the lookups are handed to the monitor when it
- * starts (elfhook_lookups_handoff). */
+ * the first lookup with the memory of its first records only (its queue takes more as it fills);
+ * and it keeps the latest lookups, so that the monitor, once a connection loads it, knows which
+ * host each address came from. The ring and the lookups are handed to the monitor when it starts
+ * (elfhook_lookups_handoff). */
 #include "elfhook_preload.h"
 
 #include "cnetmonitor.h"

@@ -68,7 +68,7 @@ void cnm_dns_record_fill(cnm_dns_record *record, const char *host, int status, i
 bool cnm_dns_record_emit(cnm_queue *queue, const cnm_dns_record *record) {
   if (!queue) return false;
   uint64_t ticket;
-  void *slot = cnm_ring_reserve(queue, &ticket);
+  void *slot = cnm_queue_reserve(queue, &ticket);
   if (!slot) {
     cnm_queue_count_drop(queue);
     return false;

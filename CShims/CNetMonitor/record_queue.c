@@ -3,17 +3,23 @@
  * of pointers, so that a second process mapping the same file sees the same queue. */
 #include "cnetmonitor.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct cnm_queue {
   uint64_t mask;
   uint64_t slot_size;
   uint64_t sequences_offset;
   uint64_t slots_offset;
-  /* Slots a producer may take, the first ones (all of them but in a ring still growing: their
-   * memory is not reserved yet). Only grows, and only before the first wrap. */
+  /* Slots a producer may take, the first ones: all of them, but in a queue that takes its memory
+   * as it fills (cnm_queue_set_usable). Only grows, and only before the first wrap. */
   uint64_t usable;
+  /* 0, or why the memory of more slots could not be had (an errno): the records past `usable` are
+   * dropped. */
+  int64_t growth_error;
   uint64_t enqueue_position __attribute__((aligned(64)));
   uint64_t dequeue_position __attribute__((aligned(64)));
   uint64_t dropped __attribute__((aligned(64)));
@@ -63,16 +69,53 @@ bool cnm_queue_is_valid(const void *memory, size_t size, size_t slot_size) {
          cnm_queue_footprint(capacity, slot_size) <= size;
 }
 
+int cnm_populate(void *start, void *end) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t from = (uintptr_t)start & ~(page - 1);
+  if (madvise((void *)from, (uintptr_t)end - from, MADV_POPULATE_WRITE) == 0) return 0;
+  return errno == EFAULT ? ENOSPC : errno;
+}
+
+/* A growing queue takes the memory of its slots in stages: four times the usable ones, at most
+ * GROWTH_LIMIT more (300 KB of records, ~0.2 ms of page faults here), at most all. */
+enum { GROWTH_LIMIT = 256 };
+static uint64_t next_stage(uint64_t usable, uint64_t capacity) {
+  uint64_t next = usable * 4 < usable + GROWTH_LIMIT ? usable * 4 : usable + GROWTH_LIMIT;
+  return next < capacity ? next : capacity;
+}
+/* The reservation that takes the next stage: half a stage (at most GROWTH_LIMIT / 2) before the end
+ * of the usable slots, so that other threads have those to fill meanwhile. Each stage's ticket lies
+ * past the end of the stage before: no reservation can take it before that stage is usable. */
+static uint64_t growth_ticket(uint64_t usable) {
+  return usable - (usable / 2 < GROWTH_LIMIT / 2 ? usable / 2 : GROWTH_LIMIT / 2);
+}
+
+/* Makes the next stage usable, on the thread whose reservation took its growth ticket. On failure
+ * (a full file system) the queue stays as it is and says why; the records past it are dropped and
+ * counted, never a SIGBUS. errno is left as it was. */
+static __attribute__((noinline, cold)) void grow(cnm_queue *queue, uint64_t usable) {
+  int saved_errno = errno;
+  uint64_t next = next_stage(usable, queue->mask + 1);
+  int error = cnm_populate(slot(queue, usable), slot(queue, next - 1) + queue->slot_size);
+  if (error)
+    __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
+  else
+    __atomic_store_n(&queue->usable, next, __ATOMIC_RELEASE);
+  errno = saved_errno;
+}
+
 void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
   for (;;) {
-    if ((position & queue->mask) >= __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE)) return NULL; /* not usable yet */
+    uint64_t usable = __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE);
+    if ((position & queue->mask) >= usable) return NULL; /* not usable yet */
     uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
     int64_t difference = (int64_t)(sequence - position);
     if (difference == 0) {
       if (__atomic_compare_exchange_n(&queue->enqueue_position, &position, position + 1, true, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED)) {
         *ticket = position;
+        if (__builtin_expect(usable <= queue->mask, 0) && position == growth_ticket(usable)) grow(queue, usable);
         return slot(queue, position);
       }
     } else if (difference < 0) {
@@ -129,11 +172,10 @@ void *cnm_queue_published_slot(cnm_queue *queue, uint64_t position) {
 uint64_t cnm_queue_dropped(const cnm_queue *queue) { return __atomic_load_n(&queue->dropped, __ATOMIC_RELAXED); }
 void cnm_queue_count_drop(cnm_queue *queue) { __atomic_fetch_add(&queue->dropped, 1, __ATOMIC_RELAXED); }
 uint64_t cnm_queue_capacity(const cnm_queue *queue) { return queue->mask + 1; }
-uint64_t cnm_queue_usable(const cnm_queue *queue) { return __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE); }
-void *cnm_queue_slot_address(const cnm_queue *queue, uint64_t index) {
-  return (unsigned char *)queue + queue->slots_offset + index * queue->slot_size;
-}
 void cnm_queue_set_usable(cnm_queue *queue, uint64_t usable) {
   if (usable > queue->mask + 1) usable = queue->mask + 1;
   __atomic_store_n(&queue->usable, usable, __ATOMIC_RELEASE);
+}
+int cnm_queue_growth_error(const cnm_queue *queue) {
+  return (int)__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE);
 }

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -59,30 +58,6 @@ void cnm_process_name(char *name, size_t size) {
   if (name[count - 1] == '\n') name[count - 1] = 0;
 }
 
-/* Makes [start, end) of a ring's mapping writable without a fault: its pages get their memory
- * (tmpfs) or blocks (a disk) now. Where a write would raise SIGBUS (a full file system),
- * MADV_POPULATE_WRITE fails with EFAULT instead: said as ENOSPC. EINVAL on kernels before 5.14. */
-static int populate(void *start, void *end) {
-  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t from = (uintptr_t)start & ~(page - 1);
-  if (madvise((void *)from, (uintptr_t)end - from, MADV_POPULATE_WRITE) == 0) return 0;
-  return errno == EFAULT ? ENOSPC : errno;
-}
-
-/* A ring reserves its slots in stages: four times the usable ones, at most GROWTH_LIMIT more
- * (300 KB of records, ~0.2 ms of page faults here), at most all. */
-enum { GROWTH_LIMIT = 256 };
-static uint64_t next_stage(uint64_t usable, uint64_t capacity) {
-  uint64_t next = usable * 4 < usable + GROWTH_LIMIT ? usable * 4 : usable + GROWTH_LIMIT;
-  return next < capacity ? next : capacity;
-}
-/* The reservation that reserves the next stage: half a stage (at most GROWTH_LIMIT / 2) before the
- * end of the usable slots, so that other threads have those to fill meanwhile. Each stage's ticket
- * lies past the end of the stage before: no reservation can take it before that stage is usable. */
-static uint64_t growth_ticket(uint64_t usable) {
-  return usable - (usable / 2 < GROWTH_LIMIT / 2 ? usable / 2 : GROWTH_LIMIT / 2);
-}
-
 static cnm_ring_header *header_of(cnm_queue *queue) {
   return (cnm_ring_header *)((unsigned char *)queue - CNM_RING_QUEUE_OFFSET);
 }
@@ -104,11 +79,11 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
     if (memory == MAP_FAILED) error = errno;
   }
   /* Memory now, so that a full disk is an error here and never a SIGBUS in a hook later: for the
-   * first `usable_records` records (cnm_ring_reserve reserves the others as the ring fills), or,
+   * first `usable_records` records (the queue takes the others as it fills), or,
    * on a kernel that cannot populate a mapping, blocks for the whole file. */
   size_t usable = usable_records < capacity ? usable_records : capacity;
   if (error == 0) {
-    error = populate(memory, memory + file_size - (capacity - usable) * record_size);
+    error = cnm_populate(memory, memory + file_size - (capacity - usable) * record_size);
     if (error == EINVAL) {
       usable = capacity;
       error = posix_fallocate(fd, 0, (off_t)file_size);
@@ -143,29 +118,6 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
   return queue;
 }
 
-/* Makes the next stage of the ring usable, on the thread whose reservation took its growth
- * ticket. On failure (a full disk) the ring stays as it is, its header says why, and records
- * beyond it are dropped and counted: never a SIGBUS. errno is left as it was. */
-static void grow(cnm_queue *queue, uint64_t usable) {
-  int saved_errno = errno;
-  uint64_t next = next_stage(usable, cnm_queue_capacity(queue));
-  int error = populate(cnm_queue_slot_address(queue, usable), cnm_queue_slot_address(queue, next));
-  if (error)
-    __atomic_store_n(&header_of(queue)->reserve_errno, error, __ATOMIC_RELEASE);
-  else
-    cnm_queue_set_usable(queue, next);
-  errno = saved_errno;
-}
-
-void *cnm_ring_reserve(cnm_queue *queue, uint64_t *ticket) {
-  void *slot = cnm_queue_reserve(queue, ticket);
-  if (slot) {
-    uint64_t usable = cnm_queue_usable(queue);
-    if (usable < cnm_queue_capacity(queue) && *ticket == growth_ticket(usable)) grow(queue, usable);
-  }
-  return slot;
-}
-
 void cnm_ring_unmap(cnm_queue *queue) {
   cnm_ring_header *header = header_of(queue);
   munmap(header, header->file_size);
@@ -182,6 +134,3 @@ const cnm_ring_header *cnm_ring_header_check(const void *memory, size_t size, ui
   return header;
 }
 
-int cnm_ring_reservation_error(const cnm_ring_header *header) {
-  return __atomic_load_n(&header->reserve_errno, __ATOMIC_ACQUIRE);
-}

@@ -86,13 +86,19 @@ void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, ui
 uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);
 uint64_t cnm_queue_capacity(const cnm_queue *queue);
-/* The slots producers may take: the first `usable` (all of them, as formatted). Beyond them the
- * queue is full. Set before the first wrap only, and only ever raised (a ring reserving its file
- * as it fills: cnm_ring_reserve). */
-uint64_t cnm_queue_usable(const cnm_queue *queue);
+/* A queue in a file mapping takes the memory of its slots as it fills: only its first `usable`
+ * slots may be taken (all of them, as formatted), and the reservation half a stage before their
+ * end first makes more usable, on the calling thread: four times as many, at most 256 more
+ * (~0.2 ms), at most all. Set before producers start. */
 void cnm_queue_set_usable(cnm_queue *queue, uint64_t usable);
-/* Where slot `index` (0 … capacity: capacity is the end of the last) starts. */
-void *cnm_queue_slot_address(const cnm_queue *queue, uint64_t index);
+/* 0, or why the queue could not take more memory (an errno: ENOSPC for a full file system); the
+ * records past its usable slots are dropped and counted. */
+int cnm_queue_growth_error(const cnm_queue *queue);
+/* Makes [start, end) of a shared file mapping writable without a fault: its pages get their
+ * memory (tmpfs) or blocks (a disk) now. Where a write would raise SIGBUS (a full file system),
+ * MADV_POPULATE_WRITE fails, said as ENOSPC; EINVAL on kernels before 5.14. Returns 0 or the
+ * errno. */
+int cnm_populate(void *start, void *end);
 
 /* ---- the record ring: a queue in a shared file mapping ------------------------------------------
  * One file per process image: a header (what wrote it) and, at CNM_RING_QUEUE_OFFSET, a queue of
@@ -115,27 +121,18 @@ typedef struct cnm_ring_header {
   uint64_t created_unix_ns;
   int32_t pid;
   char process[20]; /* /proc/self/comm, NUL-terminated */
-  /* 0, or why the producer could not reserve more of the file (the records beyond its usable slots
-   * are dropped): an errno, for the consumer to say. */
-  int32_t reserve_errno;
 } cnm_ring_header;
 
 /* Creates a ring for this process from `pattern` ("%p" becomes the pid; when the file exists,
  * ".1", ".2"… is appended: an existing file is never opened, truncated or followed), mode 0600.
  * Writes the path to `path`. Returns the queue, or NULL with errno set. The memory of the first
  * `usable_records` records is reserved now (all of them when it is >= capacity, or on a kernel
- * before 5.14), and only those slots are usable until cnm_ring_reserve reserves more: the 5 MB of
- * a ring of 4,096 records take ~2.5 ms of page faults, which a process that records a few need
- * not pay. */
+ * before 5.14), and the queue takes more as it fills (cnm_queue_set_usable): the 5 MB of a ring
+ * of 4,096 records take ~2.5 ms of page faults, which a process that records a few need not pay. */
 cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
                            size_t usable_records, char *path, size_t path_size);
 /* Records a ring starts with: ~80 KB. */
 #define CNM_RING_FIRST_RECORDS 64
-/* cnm_queue_reserve for a ring: the reservation that takes a stage's growth ticket (half a stage
- * before the end of the usable slots) first reserves the memory of the next stage, on the calling
- * thread: four times the usable records, at most 256 more (~0.2 ms), at most all. An in-memory
- * queue, all usable, is reserved from as by cnm_queue_reserve. */
-void *cnm_ring_reserve(cnm_queue *queue, uint64_t *ticket);
 
 /* The process's short name (/proc/self/comm, at most 15 bytes), NUL-terminated in `name`; empty
  * when it cannot be read. What records and ring headers carry. */
@@ -147,8 +144,6 @@ void cnm_ring_unmap(cnm_queue *queue);
 /* The header of the mapped ring file at `memory` (`size` bytes), or NULL when it is not a ring of
  * `record_layout` (wrong magic, version, layout, or a queue that does not fit). */
 const cnm_ring_header *cnm_ring_header_check(const void *memory, size_t size, uint64_t record_layout);
-/* The header's reserve_errno, read atomically (the producer may set it at any time). */
-int cnm_ring_reservation_error(const cnm_ring_header *header);
 static inline cnm_queue *cnm_ring_queue(void *memory) {
   return (cnm_queue *)((unsigned char *)memory + CNM_RING_QUEUE_OFFSET);
 }

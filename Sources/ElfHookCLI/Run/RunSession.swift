@@ -15,11 +15,12 @@ final class RunSession {
 
   /// How long the rings are left between drains: 20 ms when they fill slowly, so that an idle run
   /// wakes 50 times a second (each wakeup costs ~50 µs of CPU in this VM's kernel, records or
-  /// not: an idle run used 7.5 ms a second at 5 ms), and shorter when a ring filled faster: at the
-  /// last interval's rate, the next drain comes before the busiest ring is a quarter full. The
-  /// default ring holds 4,096 records, so a server's burst after a quiet spell (80k requests a
-  /// second in `bench-nginx`) fills 1,600 of them before the first drain sees it; with rings of
-  /// 1,024 and 20 ms, such a burst dropped records (1,159 of 6.7 M), hence the 5 ms of old.
+  /// not: an idle run uses 2.2 ms of CPU a second, 7.5 ms at 5 ms), and shorter when a ring filled
+  /// faster: at the last interval's rate, the next drain comes before the busiest ring is a
+  /// quarter full. The default ring holds 4,096 records, so a server's burst after a quiet spell
+  /// (80k requests a second in `bench-nginx`) fills 1,600 of them before the first drain sees it;
+  /// with rings of 1,024 and 20 ms, such a burst dropped records (1,159 of 6.7 M), hence the 5 ms
+  /// of old.
   static let longestWaitMilliseconds = 20.0
   static let shortestWaitMilliseconds = 5.0
   /// The wait before the next drain, and when the last one ran.
@@ -115,7 +116,7 @@ final class RunSession {
       waitMilliseconds = Self.longestWaitMilliseconds
       return
     }
-    defer { waitMilliseconds = nextWait(afterMilliseconds: interval, share: collector.fullestShare) }
+    defer { waitMilliseconds = Self.nextWait(afterMilliseconds: interval, share: collector.fullestShare) }
     var summary = TransactionSummary()
     swap(&summary, &self.summary)
     var lines: [UInt8] = []
@@ -144,7 +145,7 @@ final class RunSession {
 
   /// The wait after a drain that found the busiest ring `share` full, `milliseconds` after the
   /// drain before it (see ``longestWaitMilliseconds``).
-  private func nextWait(afterMilliseconds milliseconds: Double, share: Double) -> Double {
+  static func nextWait(afterMilliseconds milliseconds: Double, share: Double) -> Double {
     guard share > 0 else { return Self.longestWaitMilliseconds }
     return min(Self.longestWaitMilliseconds, max(Self.shortestWaitMilliseconds, milliseconds * 0.25 / share))
   }

@@ -78,7 +78,7 @@ public final class RecordRing {
   /// Why the producer could not reserve more of the file (an errno: a full disk), after
   /// which the records beyond its usable slots were dropped; `nil` while it could.
   public var reservationError: Int32? {
-    let error = cnm_ring_reservation_error(memory.assumingMemoryBound(to: cnm_ring_header.self))
+    let error = cnm_queue_growth_error(queue)
     return error == 0 ? nil : error
   }
 

@@ -50,7 +50,7 @@ struct RawRecord {
   static func emit(_ fill: (UnsafeMutablePointer<RawRecord>) -> Void) {
     guard let queue = cnm_record_queue() else { return }
     var ticket: UInt64 = 0
-    guard let raw = cnm_ring_reserve(queue, &ticket) else {
+    guard let raw = cnm_queue_reserve(queue, &ticket) else {
       cnm_queue_count_drop(queue)
       return
     }
