@@ -79,8 +79,8 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
     if (memory == MAP_FAILED) error = errno;
   }
   /* Memory now, so that a full disk is an error here and never a SIGBUS in a hook later: for the
-   * first `usable_records` records (the queue takes the others as it fills), or,
-   * on a kernel that cannot populate a mapping, blocks for the whole file. */
+   * first `usable_records` records (the queue takes the others as it fills), or, on a kernel that
+   * cannot populate a mapping, blocks for the whole file. */
   size_t usable = usable_records < capacity ? usable_records : capacity;
   if (error == 0) {
     error = cnm_populate(memory, memory + file_size - (capacity - usable) * record_size);
@@ -133,4 +133,3 @@ const cnm_ring_header *cnm_ring_header_check(const void *memory, size_t size, ui
     return NULL;
   return header;
 }
-
