@@ -144,9 +144,11 @@ struct RingReservationTests {
     #expect(published == written)
     #expect(published + cnm_queue_dropped(queue) == UInt64(threads * perThread))
     #expect(cnm_queue_growth_error(queue) == 0)
-    // Drops happen only when threads outrun a growth (a reservation past the usable slots while
-    // the next stage is being populated): rare, and never most of the records.
-    #expect(published > UInt64(threads * perThread) / 2)
+    // Drops happen only while a stage is being populated and the other threads, reserving back
+    // to back, run past the usable slots: many under load, when the growing thread is preempted
+    // (1,472 published of 6,000 in one CI run). The thread that took ticket 32 made 256 slots
+    // usable and has more than enough attempts left to reach ticket 128, the next growth.
+    #expect(published >= 129)
   }
 
   static let canMountTmpfs: Bool = {
