@@ -58,10 +58,6 @@ void cnm_process_name(char *name, size_t size) {
   if (name[count - 1] == '\n') name[count - 1] = 0;
 }
 
-static cnm_ring_header *header_of(cnm_queue *queue) {
-  return (cnm_ring_header *)((unsigned char *)queue - CNM_RING_QUEUE_OFFSET);
-}
-
 cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
                            size_t usable_records, char *path, size_t path_size) {
   char base[4096];
@@ -119,8 +115,8 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
 }
 
 void cnm_ring_unmap(cnm_queue *queue) {
-  cnm_ring_header *header = header_of(queue);
-  munmap(header, header->file_size);
+  unsigned char *memory = (unsigned char *)queue - CNM_RING_QUEUE_OFFSET;
+  munmap(memory, ((cnm_ring_header *)memory)->file_size);
 }
 
 const cnm_ring_header *cnm_ring_header_check(const void *memory, size_t size, uint64_t record_layout) {
