@@ -20,6 +20,8 @@ struct cnm_queue {
   /* 0, or why the memory of more slots could not be had (an errno): the records past `usable` are
    * dropped. */
   int64_t growth_error;
+  /* 1 while a producer populates the next stage (grow): one grower at a time. */
+  uint32_t growing;
   uint64_t enqueue_position __attribute__((aligned(64)));
   uint64_t dequeue_position __attribute__((aligned(64)));
   uint64_t dropped __attribute__((aligned(64)));
@@ -83,39 +85,62 @@ static uint64_t next_stage(uint64_t usable, uint64_t capacity) {
   uint64_t next = usable * 4 < usable + GROWTH_LIMIT ? usable * 4 : usable + GROWTH_LIMIT;
   return next < capacity ? next : capacity;
 }
-/* The reservation that takes the next stage: half a stage (at most GROWTH_LIMIT / 2) before the end
- * of the usable slots, so that other threads have those to fill meanwhile. Each stage's ticket lies
- * past the end of the stage before: no reservation can take it before that stage is usable. */
+/* The first reservation at or past this ticket takes the next stage: half a stage (at most
+ * GROWTH_LIMIT / 2) before the end of the usable slots, so that other threads have those to fill
+ * meanwhile. */
 static uint64_t growth_ticket(uint64_t usable) {
   return usable - (usable / 2 < GROWTH_LIMIT / 2 ? usable / 2 : GROWTH_LIMIT / 2);
 }
 
-/* Makes the next stage usable, on the thread whose reservation took its growth ticket. On failure
- * (a full file system) the queue stays as it is and says why; the records past it are dropped and
- * counted, never a SIGBUS. errno is left as it was. */
-static __attribute__((noinline, cold)) void grow(cnm_queue *queue, uint64_t usable) {
+/* Makes the next stage usable, on the thread whose reservation reached its growth ticket, unless
+ * another thread is at it (`growing`) or a stage failed before. On failure (a full file system)
+ * the queue stays as it is and says why; the records past it are dropped and counted, never a
+ * SIGBUS. errno is left as it was. */
+static __attribute__((noinline, cold)) void grow(cnm_queue *queue) {
+  if (__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE) != 0) return;
+  uint32_t idle = 0;
+  if (!__atomic_compare_exchange_n(&queue->growing, &idle, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+  uint64_t usable = __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE); /* only the grower changes it */
+  uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
+  if (usable <= queue->mask && position >= growth_ticket(usable)) {
+    int saved_errno = errno;
+    uint64_t next = next_stage(usable, queue->mask + 1);
+    int error = cnm_populate(slot(queue, usable), slot(queue, next - 1) + queue->slot_size);
+    if (error)
+      __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
+    else
+      __atomic_store_n(&queue->usable, next, __ATOMIC_RELEASE);
+    errno = saved_errno;
+  }
+  __atomic_store_n(&queue->growing, 0, __ATOMIC_RELEASE);
+}
+
+/* A producer reached a slot past the usable ones while the next stage is being populated (the
+ * grower was preempted, or the other threads outran it): it populates that slot's own pages, as
+ * the kernel would at its first write, rather than drop its record. Fails (and the record is
+ * dropped) once a stage could not be had: the file system is full. errno is left as it was. */
+static __attribute__((noinline, cold)) bool populate_ahead(cnm_queue *queue, uint64_t position) {
+  if (__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE) != 0) return false;
   int saved_errno = errno;
-  uint64_t next = next_stage(usable, queue->mask + 1);
-  int error = cnm_populate(slot(queue, usable), slot(queue, next - 1) + queue->slot_size);
-  if (error)
-    __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
-  else
-    __atomic_store_n(&queue->usable, next, __ATOMIC_RELEASE);
+  unsigned char *start = slot(queue, position);
+  int error = cnm_populate(start, start + queue->slot_size);
+  if (error) __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
   errno = saved_errno;
+  return error == 0;
 }
 
 void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
   for (;;) {
     uint64_t usable = __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE);
-    if ((position & queue->mask) >= usable) return NULL; /* not usable yet */
+    if (__builtin_expect((position & queue->mask) >= usable, 0) && !populate_ahead(queue, position)) return NULL;
     uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
     int64_t difference = (int64_t)(sequence - position);
     if (difference == 0) {
       if (__atomic_compare_exchange_n(&queue->enqueue_position, &position, position + 1, true, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED)) {
         *ticket = position;
-        if (__builtin_expect(usable <= queue->mask, 0) && position == growth_ticket(usable)) grow(queue, usable);
+        if (__builtin_expect(usable <= queue->mask, 0) && position >= growth_ticket(usable)) grow(queue);
         return slot(queue, position);
       }
     } else if (difference < 0) {

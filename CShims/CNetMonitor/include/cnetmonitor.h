@@ -86,13 +86,14 @@ void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, ui
 uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);
 uint64_t cnm_queue_capacity(const cnm_queue *queue);
-/* A queue in a file mapping takes the memory of its slots as it fills: only its first `usable`
- * slots may be taken (all of them, as formatted), and the reservation half a stage before their
- * end first makes more usable, on the calling thread: four times as many, at most 256 more
- * (~0.2 ms), at most all. Set before producers start. */
+/* A queue in a file mapping takes the memory of its slots as it fills: its first `usable` slots
+ * have theirs (all of them, as formatted), and the first reservation half a stage before their
+ * end makes more usable, on the calling thread: four times as many, at most 256 more (~0.2 ms),
+ * at most all. A producer that reaches a slot past them meanwhile populates that slot's pages
+ * itself. Set before producers start. */
 void cnm_queue_set_usable(cnm_queue *queue, uint64_t usable);
-/* 0, or why the queue could not take more memory (an errno: ENOSPC for a full file system); the
- * records past its usable slots are dropped and counted. */
+/* 0, or why the queue could not take more memory (an errno: ENOSPC for a full file system); from
+ * then on the records past its usable slots are dropped and counted. */
 int cnm_queue_growth_error(const cnm_queue *queue);
 /* Makes [start, end) of a shared file mapping writable without a fault: its pages get their
  * memory (tmpfs) or blocks (a disk) now. Where a write would raise SIGBUS (a full file system),
