@@ -3,7 +3,7 @@
 second to the first, resolved finer than one-second runs can on a noisy machine.
 
 Usage: alternate.py PAIRS WINDOW_S SAMPLES PLAIN_PORT PLAIN_PID INJECTED_PORT INJECTED_PID
-                    CONSUMER_PID URL_PATH
+                    CONSUMER_PID URL_PATH [PREFIX]
 
 Both servers (nginx with `location = /st { stub_status; }`) stay up. One `wrk -t2 -c32` runs
 against each for the whole measurement, stopped (SIGSTOP) but for its turns: a turn continues
@@ -18,11 +18,12 @@ Why turns so short: this VM's throughput moves by ~12% from one 50 ms interval t
 Pairs of 1-second runs therefore resolve no better than pairs of 0.2-second turns, and the short
 turns give five times as many pairs a minute.
 
-Appends to SAMPLES, one line per turn: alt.rps.plain, alt.rps.injected (requests per second of
-the turn), alt.cpu_us.plain, alt.cpu_us.injected (the server's CPU time per request: every
-thread's run time from /proc/PID/task/*/schedstat, in µs) and, for injected turns,
-alt.consumer_us (the same for CONSUMER_PID, `elfhook run` draining the rings). Exits 1 with one
-line on stderr when a server stops answering or a wrk exits.
+Appends to SAMPLES, one line per turn: PREFIX.rps.plain, PREFIX.rps.injected (requests per
+second of the turn), PREFIX.cpu_us.plain, PREFIX.cpu_us.injected (the server's CPU time per
+request: every thread's run time from /proc/PID/task/*/schedstat, in µs) and, for injected
+turns, PREFIX.consumer_us (the same for CONSUMER_PID, `elfhook run` draining the rings); PREFIX
+is "alt" unless given. Exits 1 with one line on stderr when a server stops answering or a wrk
+exits.
 """
 import http.client
 import os
@@ -68,6 +69,7 @@ def main(argv):
     pairs, window, samples_path = int(argv[1]), float(argv[2]), argv[3]
     plain_port, plain_pid, injected_port, injected_pid = int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7])
     consumer_pid, path = int(argv[8]), argv[9]
+    prefix = argv[10] if len(argv) > 10 else "alt"
     arms = {
         "plain": (Counter(plain_port), plain_pid, plain_port),
         "injected": (Counter(injected_port), injected_pid, injected_port),
@@ -101,10 +103,10 @@ def main(argv):
                 requests = counter.read() - before - 1  # not the reading before
                 if requests <= 0:
                     sys.exit(f"alternate.py: the {name} server answered no request in a {window} s turn")
-                samples.write(f"alt.rps.{name} {requests / seconds:.1f}\n")
-                samples.write(f"alt.cpu_us.{name} {cpu / requests / 1000:.3f}\n")
+                samples.write(f"{prefix}.rps.{name} {requests / seconds:.1f}\n")
+                samples.write(f"{prefix}.cpu_us.{name} {cpu / requests / 1000:.3f}\n")
                 if name == "injected":
-                    samples.write(f"alt.consumer_us {consumer / requests / 1000:.3f}\n")
+                    samples.write(f"{prefix}.consumer_us {consumer / requests / 1000:.3f}\n")
             for pair in range(pairs):
                 order = ("plain", "injected") if pair % 2 == 0 else ("injected", "plain")
                 for name in order:

@@ -10,25 +10,49 @@ The samples file has one sample per line: KEY VALUE. Commands (each prints one l
                                         their range, e.g. "0.62× (0.55–0.70)"
   stats.py FILE diff KEY BASE [DIGITS]  the same for KEY - BASE, e.g. "+4.1 (+3.2–+5.0)"
   stats.py FILE pair ratio|diff KEY BASE  that median alone, unformatted
-  stats.py FILE interval KEY BASE [DIGITS]
+  stats.py FILE interval KEY BASE [DIGITS [ROUNDS]]
                                         the median of the pairs' ratios with its 95% confidence
                                         interval (bootstrap), e.g. "0.975× (95% CI 0.962–0.988)";
-                                        with fewer than 10 pairs, the median alone
-  stats.py FILE bounds KEY BASE         "MEDIAN LOW HIGH" of that, unformatted (MEDIAN alone with
+                                        with fewer than 10 pairs, the median alone. With ROUNDS,
+                                        the pairs come from that many rounds of equal length (the
+                                        servers started afresh for each): the bootstrap draws
+                                        rounds, then pairs within them, so that the interval
+                                        holds what one server instance's luck adds
+  stats.py FILE bounds KEY BASE [ROUNDS]
+                                        "MEDIAN LOW HIGH" of that, unformatted (MEDIAN alone with
                                         fewer than 10 pairs)
+  stats.py FILE rounds KEY BASE ROUNDS [DIGITS]
+                                        each round's median ratio, e.g. "0.981×, 0.975×, 0.990×"
 """
 import random
 import statistics
 import sys
 
 
-def median_interval(ratios, resamples=10000):
+def median_interval(ratios, resamples=10000, rounds=1):
     """The median of `ratios` and a 95% confidence interval for it: the 2.5th and 97.5th
     percentiles of the medians of `resamples` resamples drawn with replacement (a percentile
-    bootstrap; seeded, so a report can be reproduced from its samples)."""
+    bootstrap; seeded, so a report can be reproduced from its samples). With `rounds` > 1 the
+    ratios are that many consecutive rounds of equal length, and a resample draws rounds first,
+    then ratios within each round drawn (a two-stage bootstrap)."""
     draw = random.Random(1)
-    medians = sorted(statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    blocks = split(ratios, rounds)
+
+    def resample():
+        if len(blocks) == 1:
+            return draw.choices(ratios, k=len(ratios))
+        return [ratio for block in draw.choices(blocks, k=len(blocks)) for ratio in draw.choices(block, k=len(block))]
+
+    medians = sorted(statistics.median(resample()) for _ in range(resamples))
     return statistics.median(ratios), medians[int(resamples * 0.025)], medians[int(resamples * 0.975) - 1]
+
+
+def split(values, rounds):
+    """`values` as `rounds` consecutive rounds of equal length (one round when they do not divide)."""
+    if rounds <= 1 or len(values) % rounds != 0:
+        return [values]
+    size = len(values) // rounds
+    return [values[index:index + size] for index in range(0, len(values), size)]
 
 
 def load(path):
@@ -61,9 +85,15 @@ def main(argv):
         results = [a / b if kind == "ratio" else a - b for a, b in pairs if kind != "ratio" or b != 0]
         print(statistics.median(results) if results else "–")
         return
+    if command == "rounds":
+        ratios = [a / b for a, b in zip(values, samples.get(argv[4], [])) if b != 0]
+        digits = int(argv[6]) if len(argv) > 6 else 3
+        print(", ".join(f"{number(statistics.median(block), digits)}×" for block in split(ratios, int(argv[5])) if block))
+        return
     if command in ("interval", "bounds"):
         base = samples.get(argv[4], [])
         ratios = [a / b for a, b in zip(values, base) if b != 0]
+        rounds = int(argv[6] if command == "interval" and len(argv) > 6 else argv[5] if command == "bounds" and len(argv) > 5 else 1)
         if len(ratios) < 2:
             print("–" if command == "interval" else "")
             return
@@ -72,7 +102,7 @@ def main(argv):
             print(f"{middle}" if command == "bounds" else
                   f"{number(middle, int(argv[5]) if len(argv) > 5 else 3)}× (too few pairs for an interval)")
             return
-        middle, low, high = median_interval(ratios)
+        middle, low, high = median_interval(ratios, rounds=rounds)
         if command == "bounds":
             print(middle, low, high)
         else:
