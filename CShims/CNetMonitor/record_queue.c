@@ -129,11 +129,19 @@ static __attribute__((noinline, cold)) bool populate_ahead(cnm_queue *queue, uin
   return error == 0;
 }
 
-void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
+static void *reserve_ahead(cnm_queue *queue, uint64_t *ticket);
+
+/* Vyukov's reservation. Past the usable slots, the fast path (`ahead` false) hands over to
+ * reserve_ahead, which populates them: a tail call, so that the fast path saves no registers
+ * for a call it hardly ever makes. */
+static inline __attribute__((always_inline)) void *reserve(cnm_queue *queue, uint64_t *ticket, bool ahead) {
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
   for (;;) {
     uint64_t usable = __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE);
-    if (__builtin_expect((position & queue->mask) >= usable, 0) && !populate_ahead(queue, position)) return NULL;
+    if (__builtin_expect((position & queue->mask) >= usable, 0)) {
+      if (!ahead) return reserve_ahead(queue, ticket);
+      if (!populate_ahead(queue, position)) return NULL;
+    }
     uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
     int64_t difference = (int64_t)(sequence - position);
     if (difference == 0) {
@@ -150,6 +158,12 @@ void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) {
     }
   }
 }
+
+static __attribute__((noinline, cold)) void *reserve_ahead(cnm_queue *queue, uint64_t *ticket) {
+  return reserve(queue, ticket, true);
+}
+
+void *cnm_queue_reserve(cnm_queue *queue, uint64_t *ticket) { return reserve(queue, ticket, false); }
 
 void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, uint32_t count) {
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
