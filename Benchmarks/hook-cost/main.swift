@@ -3,9 +3,10 @@
 //   hook-cost plain|monitored ROUNDS
 //
 // Each mode makes the same calls: ROUNDS × read(2) of one byte from /dev/zero (a descriptor that
-// is not a tracked connection) and ROUNDS × send(2) + recv(2) of one byte over a connected TCP pair
-// on 127.0.0.1 (tracked in "monitored" mode). scripts/bench-hooks runs both under callgrind and
-// divides the difference by the number of calls.
+// is not a tracked connection), ROUNDS × send(2) + recv(2) of one byte over a connected TCP pair
+// on 127.0.0.1 (tracked in "monitored" mode), and ROUNDS × open(2) + close(2) of /dev/null (close
+// is hooked, open is not). scripts/bench-hooks runs them under callgrind and divides the
+// difference by the number of hooked calls.
 import Glibc
 import NetMonitor
 
@@ -65,9 +66,12 @@ func loopbackPair() -> (Int32, Int32) {
   _ = recv(server, buffer, 1, 0)
 }
 
+@inline(never) func openClose() { close(open("/dev/null", O_RDONLY)) }
+
 let zero = open("/dev/zero", O_RDONLY)
 let (client, server) = loopbackPair()
 let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 for _ in 0..<rounds { readZero(zero, buffer) }
 for _ in 0..<rounds { pingPong(client, server, buffer) }
+for _ in 0..<rounds { openClose() }
 print("\(arguments[1]): \(rounds) rounds done")

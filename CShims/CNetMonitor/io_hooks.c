@@ -15,6 +15,7 @@
 
 cnm_traffic_callback cnm_on_received;
 cnm_traffic_callback cnm_on_sent;
+cnm_close_callback cnm_on_close;
 
 #define SLOT(fd) ((void *)(cnm_states + (size_t)(fd) * cnm_slot_size))
 
@@ -132,6 +133,12 @@ TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t cou
   return result;
 }
 
+/* A tracked connection's record is made before the descriptor goes (cnm_on_close keeps errno). */
+__attribute__((used, noinline)) static int tracked_close(int fd) {
+  cnm_on_close(fd);
+  return cnm_originals.close(fd);
+}
+
 /* The same paths for a CNM_EXCHANGING connection: its exchange's lines prefetched first. Only the
  * calls that receive: the call that brings a request (to a server) or a response (to a client) is
  * the first of its exchange, after the other connections' work evicted the lines. The calls that
@@ -195,6 +202,7 @@ SENDING_HOOK(sendto, 8);
 SENDING_HOOK(sendmsg, 9);
 SENDING_HOOK(sendfile, 10);
 SENDING_HOOK(sendfile64, 11);
+SENDING_HOOK(close, 12); /* as the sending ones: any tracked descriptor takes its tracked path */
 #else
 ssize_t cnm_hook_read(int fd, void *buffer, size_t count) {
   return HOOK_TRACKED(fd) ? RECEIVING_PATH(read, fd)(fd, buffer, count) : cnm_originals.read(fd, buffer, count);
@@ -243,6 +251,7 @@ ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count) 
   return HOOK_TRACKED(out_fd) ? SENDING_PATH(sendfile64, out_fd)(out_fd, in_fd, offset, count)
                               : cnm_originals.sendfile64(out_fd, in_fd, offset, count);
 }
+int cnm_hook_close(int fd) { return HOOK_TRACKED(fd) ? tracked_close(fd) : cnm_originals.close(fd); }
 #endif
 
 static const unsigned char zero_bytes[cnm_zero_byte_count];
@@ -252,6 +261,7 @@ static void *const data_path_hooks[] = {
     (void *)cnm_hook_read,    (void *)cnm_hook_readv,   (void *)cnm_hook_recv,   (void *)cnm_hook_recvfrom,
     (void *)cnm_hook_recvmsg, (void *)cnm_hook_write,   (void *)cnm_hook_writev, (void *)cnm_hook_send,
     (void *)cnm_hook_sendto,  (void *)cnm_hook_sendmsg, (void *)cnm_hook_sendfile, (void *)cnm_hook_sendfile64,
+    (void *)cnm_hook_close,
 };
 
 size_t cnm_data_path_hook_count(void) { return sizeof data_path_hooks / sizeof data_path_hooks[0]; }

@@ -319,11 +319,12 @@ static inline void cnm_set_record_queue(cnm_queue *queue) { cnm_records = queue;
 
 /* ---- the data-path hooks ------------------------------------------------------------------------
  * read, readv, recv, recvfrom, recvmsg, write, writev, send, sendto, sendmsg, sendfile(64): every
- * byte the process moves passes here, so these twelve are written in C. Each calls the original,
- * then costs a bounds check, a byte load and a branch for a descriptor that is not a tracked
- * connection (measured with callgrind: scripts/bench-hooks). The Swift equivalents cost about
- * twice as much: the Swift optimizer merges their identical bodies behind thunks, and cannot
- * inline a C accessor. For a tracked connection they call the Swift slow path below. */
+ * byte the process moves passes here, and close: every descriptor it opens ends here. So these
+ * thirteen are written in C. Each calls the original, then costs a bounds check, a byte load and
+ * a branch for a descriptor that is not a tracked connection (measured with callgrind:
+ * scripts/bench-hooks). The Swift equivalents cost about twice as much: the Swift optimizer
+ * merges their identical bodies behind thunks, and cannot inline a C accessor. For a tracked
+ * connection they call the Swift slow path below. */
 
 ssize_t cnm_hook_read(int fd, void *buffer, size_t count);
 ssize_t cnm_hook_readv(int fd, const struct iovec *vector, int count);
@@ -339,6 +340,7 @@ ssize_t cnm_hook_sendto(int fd, const void *buffer, size_t count, int flags, con
 ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags);
 ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
 ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count);
+int cnm_hook_close(int fd);
 
 /* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
  * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
@@ -360,16 +362,22 @@ typedef void (*cnm_traffic_callback)(void *slot, const void *buffer, const struc
                                      ssize_t result);
 extern cnm_traffic_callback cnm_on_received;
 extern cnm_traffic_callback cnm_on_sent;
-static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_traffic_callback sent) {
+/* The Swift slow path of close, before the original closes the tracked connection `fd`: its
+ * record is made. errno is the callback's to keep. */
+typedef void (*cnm_close_callback)(int fd);
+extern cnm_close_callback cnm_on_close;
+static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_traffic_callback sent,
+                                             cnm_close_callback closing) {
   cnm_on_received = received;
   cnm_on_sent = sent;
+  cnm_on_close = closing;
 }
 
 /* Zeros the HTTP parser is fed for bytes it cannot see (sendfile), without allocating. */
 #define cnm_zero_byte_count 16384
 const void *cnm_zero_bytes(void);
 
-/* The twelve data-path hooks, in the order of cnm_hook_name (they come first). */
+/* The thirteen data-path hooks, in the order of cnm_hook_name (they come first). */
 size_t cnm_data_path_hook_count(void);
 void *cnm_data_path_hook(size_t index);
 

@@ -98,15 +98,6 @@ let getsockoptHook:
     return result
   }
 
-let closeHook: @convention(c) (Int32) -> Int32 = { fd in
-  if ConnectionTable.tracked(fd) != nil {
-    let saved = cnm_errno()
-    Traffic.closed(fd)
-    cnm_set_errno(saved)
-  }
-  return cnm_original().pointee.close!(fd)
-}
-
 /// A server that shuts down its writing side ends a close-delimited response there.
 let shutdownHook: @convention(c) (Int32, Int32) -> Int32 = { fd, how in
   let result = cnm_original().pointee.shutdown!(fd, how)

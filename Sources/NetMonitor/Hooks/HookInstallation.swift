@@ -3,14 +3,13 @@ import ElfHook
 import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
-/// receive their originals): the twelve C data-path hooks, then the Swift ones. Installed once
+/// receive their originals): the thirteen C data-path hooks, then the Swift ones. Installed once
 /// for the life of the process.
 final class HookInstallation: Sendable {
   private let rebinding = Mutex<RebindingSet?>(nil)
 
   static var replacements: [UnsafeRawPointer] {
     (0..<cnm_data_path_hook_count()).map { UnsafeRawPointer(cnm_data_path_hook($0)!) } + [
-      unsafeBitCast(closeHook, to: UnsafeRawPointer.self),
       unsafeBitCast(shutdownHook, to: UnsafeRawPointer.self),
       unsafeBitCast(connectHook, to: UnsafeRawPointer.self),
       unsafeBitCast(acceptHook, to: UnsafeRawPointer.self),
@@ -28,7 +27,7 @@ final class HookInstallation: Sendable {
   }
 
   func installOnce() throws(ElfHookError) {
-    cnm_set_traffic_callbacks(receivedCallback, sentCallback)
+    cnm_set_traffic_callbacks(receivedCallback, sentCallback, closeCallback)
     try rebinding.withLock { (set: inout RebindingSet?) throws(ElfHookError) in
       guard set == nil else { return }
       let replacements = Self.replacements
