@@ -93,7 +93,8 @@ def main(argv):
     if command in ("interval", "bounds"):
         base = samples.get(argv[4], [])
         ratios = [a / b for a, b in zip(values, base) if b != 0]
-        rounds = int(argv[6] if command == "interval" and len(argv) > 6 else argv[5] if command == "bounds" and len(argv) > 5 else 1)
+        rounds_at = 6 if command == "interval" else 5  # after DIGITS for interval
+        rounds = int(argv[rounds_at]) if len(argv) > rounds_at else 1
         if len(ratios) < 2:
             print("–" if command == "interval" else "")
             return

@@ -92,10 +92,20 @@ static uint64_t growth_ticket(uint64_t usable) {
   return usable - (usable / 2 < GROWTH_LIMIT / 2 ? usable / 2 : GROWTH_LIMIT / 2);
 }
 
+/* Populates [start, end) of the queue's slots; on failure (a full file system) says why in
+ * `growth_error`, and from then on records past the usable slots are dropped. errno is left as
+ * it was. Returns whether the memory is there. */
+static bool take_memory(cnm_queue *queue, unsigned char *start, unsigned char *end) {
+  int saved_errno = errno;
+  int error = cnm_populate(start, end);
+  if (error) __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
+  errno = saved_errno;
+  return error == 0;
+}
+
 /* Makes the next stage usable, on the thread whose reservation reached its growth ticket, unless
- * another thread is at it (`growing`) or a stage failed before. On failure (a full file system)
- * the queue stays as it is and says why; the records past it are dropped and counted, never a
- * SIGBUS. errno is left as it was. */
+ * another thread is at it (`growing`) or a stage failed before. On failure the queue stays as it
+ * is (take_memory): the records past it are dropped and counted, never a SIGBUS. */
 static __attribute__((noinline, cold)) void grow(cnm_queue *queue) {
   if (__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE) != 0) return;
   uint32_t idle = 0;
@@ -103,14 +113,9 @@ static __attribute__((noinline, cold)) void grow(cnm_queue *queue) {
   uint64_t usable = __atomic_load_n(&queue->usable, __ATOMIC_ACQUIRE); /* only the grower changes it */
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
   if (usable <= queue->mask && position >= growth_ticket(usable)) {
-    int saved_errno = errno;
     uint64_t next = next_stage(usable, queue->mask + 1);
-    int error = cnm_populate(slot(queue, usable), slot(queue, next - 1) + queue->slot_size);
-    if (error)
-      __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
-    else
+    if (take_memory(queue, slot(queue, usable), slot(queue, next - 1) + queue->slot_size))
       __atomic_store_n(&queue->usable, next, __ATOMIC_RELEASE);
-    errno = saved_errno;
   }
   __atomic_store_n(&queue->growing, 0, __ATOMIC_RELEASE);
 }
@@ -118,15 +123,11 @@ static __attribute__((noinline, cold)) void grow(cnm_queue *queue) {
 /* A producer reached a slot past the usable ones while the next stage is being populated (the
  * grower was preempted, or the other threads outran it): it populates that slot's own pages, as
  * the kernel would at its first write, rather than drop its record. Fails (and the record is
- * dropped) once a stage could not be had: the file system is full. errno is left as it was. */
+ * dropped) once memory could not be had: the file system is full. */
 static __attribute__((noinline, cold)) bool populate_ahead(cnm_queue *queue, uint64_t position) {
   if (__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE) != 0) return false;
-  int saved_errno = errno;
   unsigned char *start = slot(queue, position);
-  int error = cnm_populate(start, start + queue->slot_size);
-  if (error) __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
-  errno = saved_errno;
-  return error == 0;
+  return take_memory(queue, start, start + queue->slot_size);
 }
 
 static void *reserve_ahead(cnm_queue *queue, uint64_t *ticket);
