@@ -19,9 +19,16 @@ cnm_close_callback cnm_on_close;
 
 #define SLOT(fd) ((void *)(cnm_states + (size_t)(fd) * cnm_slot_size))
 
-/* Counts the bytes in C when Swift has nothing to do with them; else hands them to Swift (which
- * also binds the socket to the SSL call running on this thread, when there is one). A call that
- * moved nothing (an error, EAGAIN, end of stream) is nobody's business here. */
+/* Whether the connection's replay is armed or took a request (exchange_replay.c). */
+static inline bool replaying(const cnm_connection_head *head) {
+  uint64_t phase = __atomic_load_n(&head->replay_state, __ATOMIC_RELAXED) & 3;
+  return phase == CNM_REPLAY_ARMED || phase == CNM_REPLAY_REQUESTED;
+}
+
+/* Counts the bytes in C when Swift has nothing to do with them; takes them as half of a repeated
+ * exchange when they repeat the last one (`replaying`); else hands them to Swift (which also binds
+ * the socket to the SSL call running on this thread, when there is one). A call that moved nothing
+ * (an error, EAGAIN, end of stream) is nobody's business here. */
 static inline void account(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
                            ssize_t result) {
   if (result <= 0) return;
@@ -29,7 +36,7 @@ static inline void account(int fd, bool received, const void *buffer, const stru
   uint8_t watched = received ? head->watch_received : head->watch_sent;
   if (!watched && (head->is_tls || !cnm_current_ssl)) {
     __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
-  } else {
+  } else if (!replaying(head) || !cnm_replay_take(head, received, buffer, vector, vector_count, result)) {
     (received ? cnm_on_received : cnm_on_sent)(SLOT(fd), buffer, vector, vector_count, result);
   }
 }

@@ -346,14 +346,103 @@ int cnm_hook_close(int fd);
  * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
  * see costs one atomic add. Swift sets the watch flags while it still wants to see a direction's
  * bytes: a connect still in progress, or HTTP still being read from them. */
+/* ---- an exchange that repeats the last one, recorded by the hooks alone (exchange_replay.c) ------
+ * A keep-alive client that sends the same request again and again (a load generator, a health
+ * check, a poller) gets the same response head again and again. Once the Swift path has recorded
+ * such an exchange twice in a row, it arms the connection's replay: the request's bytes, the
+ * response head's bytes, the body's length and the record it wrote, as a template. The hooks then
+ * record each exchange whose bytes are the same (the request alone in one call, the response head
+ * and its whole body in one call) themselves: two compares, a clock read each, and the template
+ * copied into a record slot with its times. Anything else (other bytes, another thread, an SSL
+ * call) goes to the Swift path as before, which first stops the replay and takes over what it did
+ * (`HTTPExchanges.takeOverFromReplay`): the exchanges it recorded, and a request it took whose
+ * response did not repeat, which Swift then parses from the remembered bytes at its own time.
+ *
+ * `state` is the only word two threads write: the replays done << 2 | the phase. The owner is the
+ * thread that moved the whole last exchange; no other thread replays. */
+enum {
+  CNM_REPLAY_OFF = 0,       /* the hooks hand every call to Swift */
+  CNM_REPLAY_ARMED = 1,     /* between exchanges: the next request may repeat */
+  CNM_REPLAY_REQUESTED = 2, /* the hooks took a request (at `start`): its response may repeat */
+  CNM_REPLAY_PENDING = 3,   /* stopped after taking a request: Swift has yet to parse it */
+};
+#define CNM_REPLAY_RECORD_BYTES 320 /* the template: a record's first line, then one run of bytes */
+
+typedef struct cnm_replay_template {
+  uint64_t body_length;         /* the response's Content-Length */
+  uint64_t unix_offset;         /* wall clock minus monotonic clock at the connection's start */
+  uint16_t request_length;      /* the request: its head alone */
+  uint16_t response_length;     /* the response head */
+  uint16_t run_offset;          /* where the record's second run of bytes goes in a slot */
+  uint16_t run_length;          /* its bytes: record[64 ..< 64 + run_length] */
+  unsigned char record[CNM_REPLAY_RECORD_BYTES];
+} cnm_replay_template;
+
+/* The offsets, in a record slot's first line, of the times each replayed record gets (Swift's
+ * RawRecord fields), set once before any connection is tracked. */
+typedef struct cnm_replay_fields {
+  uint16_t start_unix_ns;
+  uint16_t duration_ns;
+  uint16_t first_byte_ns; /* + 1: 0 means no response byte */
+} cnm_replay_fields;
+extern cnm_replay_fields cnm_replay_record_fields __attribute__((visibility("hidden")));
+static inline void cnm_set_replay_fields(uint16_t start, uint16_t duration, uint16_t first_byte) {
+  cnm_replay_record_fields = (cnm_replay_fields){start, duration, first_byte};
+}
+
+/* What tells one thread from another in a hook: the address of one of its thread-locals. */
+static inline const void *cnm_thread_identity(void) { return (const void *)&cnm_guard_depth; }
+
 typedef struct cnm_connection_head {
   uint64_t bytes_sent;
   uint64_t bytes_received;
   uint8_t watch_sent;
   uint8_t watch_received;
   uint8_t is_tls;  /* socket bytes are ciphertext; the SSL hooks see the plaintext */
-  uint8_t reserved[5];
+  uint8_t requests_received; /* for the replay: requests arrive (a server), or leave (a client) */
+  uint8_t reserved[4];
+  /* The replay: its state, when it took the request under way, and what it compares (the Swift
+   * parsers' remembered heads, in this entry), in the line the hooks read first. */
+  uint64_t replay_state;
+  uint64_t replay_start;
+  const void *replay_owner;
+  const unsigned char *replay_request;
+  const unsigned char *replay_response;
+  cnm_replay_template replay;
 } cnm_connection_head;
+
+/* Stops the replay: ARMED becomes OFF, REQUESTED becomes PENDING. Returns the state after. */
+static inline uint64_t cnm_replay_stop(cnm_connection_head *head) {
+  uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
+  for (;;) {
+    uint64_t phase = state & 3;
+    if (phase == CNM_REPLAY_OFF || phase == CNM_REPLAY_PENDING) return state;
+    uint64_t next = (state & ~(uint64_t)3) | (phase == CNM_REPLAY_ARMED ? CNM_REPLAY_OFF : CNM_REPLAY_PENDING);
+    if (__atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return next;
+  }
+}
+
+/* Takes the request a stopped replay took (PENDING, in `state`): true for the one caller that
+ * gets it, and must have Swift parse it (at head->replay_start). */
+static inline bool cnm_replay_claim_request(cnm_connection_head *head, uint64_t state) {
+  return __atomic_compare_exchange_n(&head->replay_state, &state, state & ~(uint64_t)3, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE);
+}
+
+/* Arms a stopped replay (OFF, in `state`) once Swift wrote the template and the heads to compare,
+ * for the calling thread. False when the state changed meanwhile (then it stays off). */
+static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
+  head->replay_owner = cnm_thread_identity();
+  return __atomic_compare_exchange_n(&head->replay_state, &state, state | CNM_REPLAY_ARMED, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* For the hooks: whether a call that moved `result` bytes on a connection whose replay is armed
+ * or took a request was a half of a repeated exchange, now taken (bytes counted, the record
+ * made at the response). False leaves the call to Swift. */
+bool cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
+                     int vector_count, ssize_t result) __attribute__((visibility("hidden")));
 
 /* The Swift slow path, set by NetMonitor.start: `result` bytes (> 0) moved on the connection in
  * `slot`; calls that moved nothing are not passed on. The bytes are in `buffer`, or in `vector` (readv,

@@ -21,7 +21,18 @@ enum ConnectionTable {
     precondition(MemoryLayout<ConnectionSlot>.offset(of: \.head) == 0, "the C hooks read the head at offset 0")
     guard cnm_table_set_up(entryBytes) else { return false }
     ExchangeLines.install()
+    installReplayFields()
     return true
+  }
+
+  /// Tells the hooks' replay where a record's times are (`cnm_set_replay_fields`): in its first
+  /// line, which the replay copies from its template and then writes them into.
+  private static func installReplayFields() {
+    let start = MemoryLayout<RawRecord>.offset(of: \.startUnixNanoseconds)!
+    let duration = MemoryLayout<RawRecord>.offset(of: \.durationNanoseconds)!
+    let firstByte = MemoryLayout<RawRecord>.offset(of: \.httpFirstByteNanoseconds)!
+    precondition([start, duration, firstByte].allSatisfy { $0 + 8 <= 64 }, "the replay writes times in line 0")
+    cnm_set_replay_fields(UInt16(start), UInt16(duration), UInt16(firstByte))
   }
 
   /// An entry's size: whole cache lines, so that each entry's fields fall on the same lines as

@@ -84,9 +84,13 @@ struct HTTPExchanges {
   var requestHalves = InlineArray<8, RequestHalf>(repeating: RequestHalf())
   var responseHalves = InlineArray<8, ResponseHalf>(repeating: ResponseHalf())
   var heads = InlineArray<8, HeadCopy>(repeating: HeadCopy())
+  /// Exchanges the hooks record themselves while they repeat (``ExchangeReplay``).
+  var replay = ExchangeReplay()
 
-  /// The exchanges recorded on this connection.
-  var recorded: UInt64 { UInt64(recordedByResponses &+ recordedByRequests &+ recordedAtFinish) }
+  /// The exchanges recorded on this connection (the hooks' replays once Swift took over).
+  var recorded: UInt64 {
+    UInt64(recordedByResponses &+ recordedByRequests &+ recordedAtFinish &+ replay.responsesTaken)
+  }
 }
 
 /// What the exchange logic needs to turn a completed exchange into a record.
@@ -95,6 +99,8 @@ struct ExchangeContext {
   /// carries a copy, so that it can be read without its connection record.
   let core: UnsafePointer<ConnectionCore>
   let isTLS: Bool
+  /// The hooks' part of the connection's entry: its replay (``ExchangeReplay``).
+  let head: UnsafeMutablePointer<cnm_connection_head>
 }
 
 /// The exchange logic works in place, through a pointer into the connection table: the parsers and
@@ -124,6 +130,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// The connection closed: a close-delimited response ends here, and so do exchanges whose
   /// response ended but whose request never did (a body cut short).
   func finish(now: UInt64, context: ExchangeContext) {
+    takeOverFromReplay(requests: true, responses: true, context: context)
     if !pointee.responses.hasGivenUp {
       takeRequestKinds(now: now, context: context)
       pointer(to: \.responses)!.pointee.finish { event, head in
@@ -146,7 +153,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   }
 
   /// Element `number % 8` of one of the exchanges' arrays, in place.
-  private func element<Element>(
+  func element<Element>(
     _ array: WritableKeyPath<HTTPExchanges, InlineArray<8, Element>>, _ number: UInt32
   ) -> UnsafeMutablePointer<Element> {
     UnsafeMutableRawPointer(pointer(to: array)!).assumingMemoryBound(to: Element.self) + (Int(number) & 7)
@@ -304,6 +311,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     // from the SSL hooks (the socket's watch flags are off: `Traffic.updateWatch`).
     if !reused && !context.isTLS { cnm_set_exchanging(context.core.pointee.fd, true) }
     RawRecord.emit { record in  // every field an http record reads (see `RawRecord.emit`)
+      defer { captureReplayTemplate(record, sequence: sequence, context: context) }
       record.pointee.kind = RawRecord.Kind.http
       // The wall clock at the connection's start plus the monotonic time since: one clock read
       // per exchange fewer (~20 ns of vDSO), and records of one connection never go back in time.

@@ -55,8 +55,8 @@ struct RawRecord {
       return
     }
     let record = raw.bindMemory(to: RawRecord.self, capacity: 1)
-    fill(record)
     record.pointee.pid = cnm_current_pid()
+    fill(record)
     cnm_queue_publish(queue, ticket)
   }
 }

@@ -103,7 +103,9 @@ enum Traffic {
 
   /// The context an exchange that completes on `slot` is recorded with.
   static func exchangeContext(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> ExchangeContext {
-    ExchangeContext(core: UnsafePointer(slot.pointer(to: \.core)!), isTLS: slot.pointee.head.is_tls != 0)
+    ExchangeContext(
+      core: UnsafePointer(slot.pointer(to: \.core)!), isTLS: slot.pointee.head.is_tls != 0,
+      head: slot.pointer(to: \.head)!)
   }
 
   /// Plaintext bytes the peer sent (`fromPeer`) or this process sent, to the parser of their
@@ -114,9 +116,10 @@ enum Traffic {
       if slot.pointee.helloAfterHeader != 0 { noteTLSOnTheWire(slot, bytes, count, fromPeer: fromPeer) }
       return
     }
-    let now = MonotonicClock.now()
     let context = exchangeContext(slot)
     let exchanges = slot.pointer(to: \.http)!
+    exchanges.takeOverFromReplay(requests: requests, responses: !requests, context: context)
+    let now = MonotonicClock.now()
     bytes.forEachPiece(upTo: count) { piece in
       if requests {
         exchanges.requestBytes(piece, now: now, context: context)
@@ -124,6 +127,7 @@ enum Traffic {
         exchanges.responseBytes(piece, now: now, context: context)
       }
     }
+    if exchanges.pointee.replay.templateSequence != 0 { exchanges.armReplay(context: context) }
     if hasGivenUp(slot, requests: requests) {
       noteTLSOnTheWire(slot, bytes, count, fromPeer: fromPeer)
       updateWatch(slot)
