@@ -1,0 +1,147 @@
+import CNetMonitor  // SOCK_*: sys/socket.h may belong to CNetMonitor's module when it is loaded first
+import Foundation
+import Glibc
+import Testing
+
+@testable import NetMonitor
+
+/// Exchanges that repeat the last one are recorded by the C hooks from a template
+/// (`cnm_replay_take`, ``ExchangeReplay``): their records must be those the Swift path would have
+/// made, and an exchange that stops repeating halfway (its request repeated, its response not)
+/// must still be recorded whole.
+@Suite("Exchanges that repeat, recorded by the hooks", .serialized)
+struct ExchangeReplayTests {
+  /// The exchanges the hooks replayed on `fd` so far.
+  static func replays(_ fd: Int32) -> UInt64 {
+    guard let slot = ConnectionTable.tracked(fd) else { return 0 }
+    return cnm_load_u64(slot.pointer(to: \.head.replay_state)!) >> 2
+  }
+
+  /// A listening socket on 127.0.0.1 and its port.
+  static func listen() -> (fd: Int32, port: UInt16) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = Sockets.address(0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(listener, $0, length) == 0 && Glibc.listen(listener, 4) == 0 ? getsockname(listener, $0, &length) : -1
+      }
+    }
+    return (listener, UInt16(bigEndian: address.sin_port))
+  }
+
+  /// Answers each request read on one accepted connection with the next of `responses`, each in
+  /// one write; returns the replays counted before it closes.
+  static func serve(_ listener: Int32, responses: [String]) -> UInt64 {
+    let fd = accept(listener, nil, nil)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var pending = ""
+    var answered = 0
+    while answered < responses.count {
+      let count = read(fd, &buffer, buffer.count)
+      if count <= 0 { break }
+      pending += String(decoding: buffer[0..<count], as: UTF8.self)
+      while let end = pending.range(of: "\r\n\r\n"), answered < responses.count {
+        pending.removeSubrange(pending.startIndex..<end.upperBound)
+        let response = Array(responses[answered].utf8)
+        _ = response.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        answered += 1
+      }
+    }
+    return replays(fd)
+  }
+
+  @Test("a server answering a repeated request the same way: the same records, a response that changes recorded whole")
+  func serverRepeats() throws {
+    _ = SharedMonitor.sink
+    let (listener, port) = Self.listen()
+    defer { close(listener) }
+    let same = "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n" + String(repeating: "r", count: 1024)
+    let other = "HTTP/1.1 201 Created\r\nContent-Length: 10\r\nX-Changed: yes\r\n\r\n0123456789"
+    // Exchange 1 repeats exchange 0: the replay is armed, and takes 2…7. Exchange 8's request
+    // repeats (the hooks take it) but its response does not: Swift parses that request as of when
+    // it came, then the response. 9 is parsed, 10 repeats 9 (armed again), 11 and 12 are
+    // replayed, 13's response changes again. 8 replays.
+    let responses = Array(repeating: same, count: 8) + [other] + Array(repeating: same, count: 4) + [other]
+    let client = """
+      import http.client
+      connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10)
+      for _ in range(\(responses.count)):
+          connection.request("GET", "/same?id=7", headers={"Host": "svc.test"})
+          connection.getresponse().read()
+      connection.close()
+      """
+    let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
+      var replays: UInt64 = 0
+      let server = Thread { replays = Self.serve(listener, responses: responses) }
+      server.start()
+      let python = Process()
+      python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      python.arguments = ["python3", "-c", client]
+      try python.run()
+      python.waitUntilExit()
+      #expect(python.terminationStatus == 0)
+      while !server.isFinished { usleep(1000) }
+      return replays
+    }
+    #expect(replays == 8)
+    let connection = try #require(
+      records.connections.first { $0.role == .server && $0.httpExchanges == responses.count })
+    let exchanges = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
+    try #require(exchanges.count == responses.count)
+    #expect(exchanges.allSatisfy { $0.method == "GET" && $0.target == "/same?id=7" && $0.host == "svc.test" })
+    #expect(exchanges.map(\.status) == responses.map { $0 == same ? 200 : 201 })
+    #expect(exchanges.map(\.responseBytes) == responses.map { UInt64($0.utf8.count) })
+    #expect(exchanges.map(\.responseBytes).reduce(0, +) == connection.bytesSent)
+    #expect(exchanges.map(\.requestBytes).reduce(0, +) == connection.bytesReceived)
+    #expect(Set(exchanges.map(\.requestBytes)).count == 1)
+    #expect(exchanges.map(\.reusedConnection) == [false] + Array(repeating: true, count: responses.count - 1))
+    #expect(exchanges.allSatisfy { $0.role == .server && $0.peerAddress == "127.0.0.1" && $0.connectMs == nil })
+    #expect(exchanges.allSatisfy { $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs && $0.durationMs < 10_000 })
+    // Each exchange starts after the one before ended, on the wall clock of its connection.
+    for (before, after) in zip(exchanges, exchanges.dropFirst()) {
+      #expect(before.startUnixNs + UInt64(before.durationMs * 1_000_000) <= after.startUnixNs + 1_000)
+    }
+    #expect(exchanges[0].startUnixNs >= connection.startUnixNs)
+  }
+
+  @Test("a client repeating a request to nginx: one at a time, pipelined, and one left unanswered at close")
+  func clientRepeats() throws {
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackNginx(files: ["r.bin": 700], tls: tls)
+    let request = "GET /r.bin HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"
+    let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
+      let fd = try Sockets.connect(server.port)
+      defer { close(fd) }
+      for _ in 0..<6 {
+        try Sockets.sendAll(fd, request)
+        _ = try Sockets.receiveResponses(fd, count: 1)
+      }
+      try Sockets.sendAll(fd, request + request)  // pipelined: one call, not a repeat of one request
+      _ = try Sockets.receiveResponses(fd, count: 2)
+      for _ in 0..<3 {
+        try Sockets.sendAll(fd, request)
+        _ = try Sockets.receiveResponses(fd, count: 1)
+      }
+      try Sockets.sendAll(fd, request)  // its response is never read
+      return Self.replays(fd)
+    }
+    // nginx's Date changes once a second: a response head that changed is parsed, not replayed.
+    #expect(replays >= 1, "the hooks replayed no exchange")
+    let connection = try #require(records.connections.first { $0.peerPort == server.port })
+    let exchanges = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
+    #expect(exchanges.count == 11)
+    #expect(connection.httpExchanges == 11)
+    #expect(exchanges.allSatisfy {
+      $0.method == "GET" && $0.target == "/r.bin" && $0.status == 200 && $0.role == .client
+        && $0.requestBytes == UInt64(request.utf8.count) && $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs
+    })
+    #expect(Set(exchanges.map(\.responseBytes)).count == 1)
+    #expect(connection.bytesSent == UInt64(request.utf8.count * 12))
+    #expect(exchanges.map(\.responseBytes).reduce(0, +) == connection.bytesReceived)
+  }
+}
