@@ -9,6 +9,11 @@ import Testing
 /// (`cnm_replay_take`, ``ExchangeReplay``): their records must be those the Swift path would have
 /// made, and an exchange that stops repeating halfway (its request repeated, its response not)
 /// must still be recorded whole.
+/// What the server thread counted, read once it finished.
+private final class ReplayCount: @unchecked Sendable {
+  var value: UInt64 = 0
+}
+
 @Suite("Exchanges that repeat, recorded by the hooks", .serialized)
 struct ExchangeReplayTests {
   /// The exchanges the hooks replayed on `fd` so far.
@@ -74,8 +79,8 @@ struct ExchangeReplayTests {
       connection.close()
       """
     let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
-      var replays: UInt64 = 0
-      let server = Thread { replays = Self.serve(listener, responses: responses) }
+      let replays = ReplayCount()
+      let server = Thread { replays.value = Self.serve(listener, responses: responses) }
       server.start()
       let python = Process()
       python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -84,7 +89,7 @@ struct ExchangeReplayTests {
       python.waitUntilExit()
       #expect(python.terminationStatus == 0)
       while !server.isFinished { usleep(1000) }
-      return replays
+      return replays.value
     }
     #expect(replays == 8)
     let connection = try #require(

@@ -53,13 +53,20 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   }
 
   /// Copies the record of exchange `sequence` (written in `record`'s slot, but for its pid) into the
-  /// replay's template when the exchange can be replayed: a reused connection's, in plaintext,
-  /// with its request head, a final response, and nothing begun after it on either side. Then
-  /// ``armReplay(context:)`` decides at the end of the call.
+  /// replay's template when the exchange can be replayed: it repeated the exchange recorded before
+  /// it (the same request head and response head, each compared whole: ``HTTPHeadMemo``), on a
+  /// connection in plaintext, with its request head, a final response, and nothing begun after it
+  /// on either side. ``armReplay(context:)`` then decides at the end of the call.
   func captureReplayTemplate(
     _ record: UnsafeMutablePointer<RawRecord>, sequence: UInt32, context: ExchangeContext
   ) {
-    guard sequence > 0, !context.isTLS, record.pointee.httpStatus >= 200,
+    let requestSerial = element(\.requestHalves, sequence).pointee.headSerial
+    let responseSerial = pointee.responses.headSerial
+    let repeated =
+      requestSerial == pointee.replay.recordedRequestSerial && responseSerial == pointee.replay.recordedResponseSerial
+    pointee.replay.recordedRequestSerial = requestSerial
+    pointee.replay.recordedResponseSerial = responseSerial
+    guard repeated, sequence > 0, !context.isTLS, record.pointee.httpStatus >= 200,
       pointee.requestsBegun == sequence &+ 1, pointee.responsesEnded == sequence &+ 1
     else { return }
     let template = context.head.pointer(to: \.replay)!
@@ -79,30 +86,24 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     pointee.replay.templateSequence = sequence &+ 1
   }
 
-  /// Arms the replay at the end of a call that recorded an exchange into the template, when that
-  /// exchange repeated the one recorded before it (the same request head and response head, each
-  /// compared whole: ``HTTPHeadMemo``), its request was its head alone, its response a head and a
-  /// `Content-Length` body, both parsers are between messages, and this thread moved both
-  /// directions' bytes.
+  /// Arms the replay at the end of a call that put an exchange's record into the template, when
+  /// nothing was parsed after it (both parsers are between messages, with its heads), its request
+  /// was its head alone, its response a head and a `Content-Length` body, and this thread moved
+  /// both directions' bytes.
   func armReplay(context: ExchangeContext) {
     let sequence = pointee.replay.templateSequence &- 1
     pointee.replay.templateSequence = 0
-    let half = element(\.requestHalves, sequence)
-    let requestSerial = half.pointee.headSerial
-    let responseSerial = pointee.responses.headSerial
-    let repeated =
-      requestSerial == pointee.replay.recordedRequestSerial && responseSerial == pointee.replay.recordedResponseSerial
-    pointee.replay.recordedRequestSerial = requestSerial
-    pointee.replay.recordedResponseSerial = responseSerial
     let thread = cnm_thread_identity()
     let template = context.head.pointer(to: \.replay)!
     let requestMemo = pointer(to: \.requests.headMemo)!
     let responseMemo = pointer(to: \.responses.headMemo)!
     let responseHead = pointer(to: \.responses.head)!
     let responseLength = UInt64(responseMemo.pointee.length)
-    guard repeated, pointee.requestsBegun == sequence &+ 1, pointee.responsesEnded == sequence &+ 1,
+    guard pointee.requestsBegun == sequence &+ 1, pointee.responsesEnded == sequence &+ 1,
       pointee.requests.isBetweenMessages, pointee.responses.isBetweenMessages,
-      pointee.requests.headSerial == requestSerial, half.pointee.requestKind == .ordinary,
+      pointee.requests.headSerial == pointee.replay.recordedRequestSerial,
+      pointee.responses.headSerial == pointee.replay.recordedResponseSerial,
+      element(\.requestHalves, sequence).pointee.requestKind == .ordinary,
       pointee.replay.requestThread == thread, pointee.replay.responseThread == thread,
       requestMemo.pointee.length > 0, requestMemo.pointee.length == template.pointee.request_length,
       responseLength > 0, responseHead.pointee.bodyFraming == .contentLength,
