@@ -14,6 +14,38 @@ private final class ReplayCount: @unchecked Sendable {
   var value: UInt64 = 0
 }
 
+/// A thread of its own that runs the jobs it is given, one at a time, each to its end.
+private final class Worker: @unchecked Sendable {
+  private let lock = NSCondition()
+  private var jobs: [@Sendable () -> Void] = []
+
+  init() {
+    let thread = Thread { [self] in
+      while true {
+        lock.lock()
+        while jobs.isEmpty { lock.wait() }
+        let job = jobs.removeFirst()
+        lock.unlock()
+        job()
+      }
+    }
+    thread.start()
+  }
+
+  /// Runs `job` on the worker's thread and waits for it.
+  func run(_ job: @escaping @Sendable () -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    lock.lock()
+    jobs.append {
+      job()
+      done.signal()
+    }
+    lock.signal()
+    lock.unlock()
+    done.wait()
+  }
+}
+
 @Suite("Exchanges that repeat, recorded by the hooks", .serialized)
 struct ExchangeReplayTests {
   /// The exchanges the hooks replayed on `fd` so far.
@@ -148,5 +180,59 @@ struct ExchangeReplayTests {
     #expect(Set(exchanges.map(\.responseBytes)).count == 1)
     #expect(connection.bytesSent == UInt64(request.utf8.count * 12))
     #expect(exchanges.map(\.responseBytes).reduce(0, +) == connection.bytesReceived)
+  }
+
+  @Test("a connection that moves between threads: only its owner replays, and a request replayed on one thread whose response another writes is recorded")
+  func threadsTakeTurns() throws {
+    _ = SharedMonitor.sink
+    let (listener, port) = Self.listen()
+    defer { close(listener) }
+    let response = Array(("HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n" + String(repeating: "t", count: 300)).utf8)
+    // Who reads each request and who writes its response. Exchanges 0…3 on A: 2 and 3 replayed
+    // (owner A). 4: A's replay takes the request, B writes the response: B is not the owner, so the
+    // response waits for its request, which B's next read has Swift parse. 5 on B arms it for B:
+    // 6…8 replayed. 9: B takes the request, A answers; 10 on A arms it for A; 11 replayed. 6 replays.
+    let turns: [(read: Int, write: Int)] =
+      [(0, 0), (0, 0), (0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 0), (0, 0), (0, 0)]
+    let client = """
+      import http.client
+      connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10)
+      for _ in range(\(turns.count)):
+          connection.request("GET", "/turns", headers={"Host": "svc.test"})
+          connection.getresponse().read()
+      connection.close()
+      """
+    let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
+      let python = Process()
+      python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      python.arguments = ["python3", "-c", client]
+      try python.run()
+      let fd = accept(listener, nil, nil)
+      try #require(fd >= 0)
+      let workers = [Worker(), Worker()]
+      for turn in turns {
+        workers[turn.read].run {
+          var buffer = [UInt8](repeating: 0, count: 65536)
+          _ = read(fd, &buffer, buffer.count)  // one request a call: the client waits for each response
+        }
+        workers[turn.write].run { _ = response.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
+      }
+      let replays = Self.replays(fd)
+      workers[0].run { close(fd) }
+      python.waitUntilExit()
+      #expect(python.terminationStatus == 0)
+      return replays
+    }
+    #expect(replays == 6)
+    let connection = try #require(records.connections.first { $0.role == .server && $0.httpExchanges == turns.count })
+    let exchanges = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
+    try #require(exchanges.count == turns.count)
+    #expect(exchanges.allSatisfy {
+      $0.method == "GET" && $0.target == "/turns" && $0.status == 200 && $0.responseBytes == UInt64(response.count)
+        && $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs
+    })
+    #expect(exchanges.map(\.requestBytes).reduce(0, +) == connection.bytesReceived)
+    #expect(exchanges.map(\.responseBytes).reduce(0, +) == connection.bytesSent)
+    #expect(exchanges.map(\.reusedConnection) == [false] + Array(repeating: true, count: turns.count - 1))
   }
 }
