@@ -324,7 +324,8 @@ static inline void cnm_set_record_queue(cnm_queue *queue) { cnm_records = queue;
  * a branch for a descriptor that is not a tracked connection (measured with callgrind:
  * scripts/bench-hooks). The Swift equivalents cost about twice as much: the Swift optimizer
  * merges their identical bodies behind thunks, and cannot inline a C accessor. For a tracked
- * connection they call the Swift slow path below. */
+ * connection they count the bytes, take an exchange that repeats the last one (the replay below),
+ * or call the Swift slow path. */
 
 ssize_t cnm_hook_read(int fd, void *buffer, size_t count);
 ssize_t cnm_hook_readv(int fd, const struct iovec *vector, int count);
@@ -342,10 +343,6 @@ ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
 ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count);
 int cnm_hook_close(int fd);
 
-/* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
- * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
- * see costs one atomic add. Swift sets the watch flags while it still wants to see a direction's
- * bytes: a connect still in progress, or HTTP still being read from them. */
 /* ---- an exchange that repeats the last one, recorded by the hooks alone (exchange_replay.c) ------
  * A keep-alive client that sends the same request again and again (a load generator, a health
  * check, a poller) gets the same response head again and again. Once the Swift path has recorded
@@ -355,7 +352,7 @@ int cnm_hook_close(int fd);
  * and its whole body in one call) themselves: two compares, a clock read each, and the template
  * copied into a record slot with its times. Anything else (other bytes, another thread, an SSL
  * call) goes to the Swift path as before, which first stops the replay and takes over what it did
- * (`HTTPExchanges.takeOverFromReplay`): the exchanges it recorded, and a request it took whose
+ * (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges it recorded, and a request it took whose
  * response did not repeat, which Swift then parses from the remembered bytes at its own time.
  *
  * `state` is the only word two threads write: the replays done << 2 | the phase. The owner is the
@@ -393,6 +390,10 @@ static inline void cnm_set_replay_fields(uint16_t start, uint16_t duration, uint
 /* What tells one thread from another in a hook: the address of one of its thread-locals. */
 static inline const void *cnm_thread_identity(void) { return (const void *)&cnm_guard_depth; }
 
+/* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
+ * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
+ * see costs one atomic add. Swift sets the watch flags while it still wants to see a direction's
+ * bytes: a connect still in progress, or HTTP still being read from them. */
 typedef struct cnm_connection_head {
   uint64_t bytes_sent;
   uint64_t bytes_received;

@@ -52,11 +52,11 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     }
   }
 
-  /// Copies the record of exchange `sequence` (written in `record`'s slot, but for its pid) into the
-  /// replay's template when the exchange can be replayed: it repeated the exchange recorded before
-  /// it (the same request head and response head, each compared whole: ``HTTPHeadMemo``), on a
-  /// connection in plaintext, with its request head, a final response, and nothing begun after it
-  /// on either side. ``armReplay(context:)`` then decides at the end of the call.
+  /// Copies the record of exchange `sequence` (its slot, as written) into the replay's template
+  /// when the exchange can be replayed: it repeated the exchange recorded before it (the same
+  /// request head and response head, each compared whole: ``HTTPHeadMemo``), on a connection in
+  /// plaintext, with a request no longer than a remembered head, a final response, and nothing
+  /// begun after it on either side. ``armReplay(context:)`` then decides at the end of the call.
   func captureReplayTemplate(
     _ record: UnsafeMutablePointer<RawRecord>, sequence: UInt32, context: ExchangeContext
   ) {
@@ -67,6 +67,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     pointee.replay.recordedRequestSerial = requestSerial
     pointee.replay.recordedResponseSerial = responseSerial
     guard repeated, sequence > 0, !context.isTLS, record.pointee.httpStatus >= 200,
+      record.pointee.httpRequestBytes <= UInt64(HTTPHeadMemo.capacity),
       pointee.requestsBegun == sequence &+ 1, pointee.responsesEnded == sequence &+ 1
     else { return }
     let template = context.head.pointer(to: \.replay)!
@@ -81,7 +82,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     (storage + 64).copyMemory(from: UnsafeRawPointer(record) + runOffset, byteCount: runLength)
     template.pointee.run_offset = UInt16(runOffset)
     template.pointee.run_length = UInt16(runLength)
-    template.pointee.request_length = UInt16(truncatingIfNeeded: record.pointee.httpRequestBytes)
+    template.pointee.request_length = UInt16(record.pointee.httpRequestBytes)
     pointee.replay.templateResponseBytes = record.pointee.httpResponseBytes
     pointee.replay.templateSequence = sequence &+ 1
   }
@@ -104,6 +105,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.requests.headSerial == pointee.replay.recordedRequestSerial,
       pointee.responses.headSerial == pointee.replay.recordedResponseSerial,
       element(\.requestHalves, sequence).pointee.requestKind == .ordinary,
+      pointee.requests.head.bodyFraming == .none,
       pointee.replay.requestThread == thread, pointee.replay.responseThread == thread,
       requestMemo.pointee.length > 0, requestMemo.pointee.length == template.pointee.request_length,
       responseLength > 0, responseHead.pointee.bodyFraming == .contentLength,

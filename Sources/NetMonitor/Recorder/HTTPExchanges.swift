@@ -79,13 +79,14 @@ struct HTTPExchanges {
   var recordedAtFinish: UInt32 = 0
   /// Responses parked for their requests (the response direction's).
   var responsesParked: UInt32 = 0
+  /// Exchanges the hooks record themselves while they repeat (``ExchangeReplay``): read and
+  /// written at every call Swift sees, so with the counters, in the lines the hooks prefetch.
+  var replay = ExchangeReplay()
   var requests = HTTPStreamParser()
   var responses = HTTPStreamParser()
   var requestHalves = InlineArray<8, RequestHalf>(repeating: RequestHalf())
   var responseHalves = InlineArray<8, ResponseHalf>(repeating: ResponseHalf())
   var heads = InlineArray<8, HeadCopy>(repeating: HeadCopy())
-  /// Exchanges the hooks record themselves while they repeat (``ExchangeReplay``).
-  var replay = ExchangeReplay()
 
   /// The exchanges recorded on this connection (the hooks' replays once Swift took over).
   var recorded: UInt64 {
