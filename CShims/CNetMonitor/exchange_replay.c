@@ -5,7 +5,11 @@
  * and ~7 KB of code a request on nginx. Here the same exchange costs two compares, two clock
  * reads and a template copied into a record slot. What is compared is what the Swift parser
  * would have compared: the request's bytes and the response head's bytes, byte for byte; the
- * response body is only counted, as the parser only counts a body of known length. */
+ * response body is only counted, as the parser only counts a body of known length.
+ *
+ * Only the owner thread gets here with the replay under way, so it alone writes replay_start,
+ * replay_first_byte and replay_body_left; a thread that stops the replay meanwhile makes the
+ * owner's next change of phase fail, and whoever takes over reads them after it. */
 #include <string.h>
 #include <time.h>
 
@@ -34,7 +38,7 @@ static inline void store_u64(unsigned char *slot, uint16_t offset, uint64_t valu
 
 /* The record of a replayed exchange: the template, with this exchange's times. Dropped and
  * counted when the queue is full, as every record. */
-static void record(const cnm_replay_template *template, uint64_t start, uint64_t end) {
+static void record(const cnm_replay_template *template, uint64_t start, uint64_t first_byte, uint64_t end) {
   cnm_queue *queue = cnm_records;
   if (!queue) return;
   uint64_t ticket;
@@ -47,39 +51,66 @@ static void record(const cnm_replay_template *template, uint64_t start, uint64_t
   memcpy(slot + template->run_offset, template->record + 64, template->run_length);
   store_u64(slot, cnm_replay_record_fields.start_unix_ns, template->unix_offset + start);
   store_u64(slot, cnm_replay_record_fields.duration_ns, end - start);
-  store_u64(slot, cnm_replay_record_fields.first_byte_ns, end - start + 1);
+  store_u64(slot, cnm_replay_record_fields.first_byte_ns, first_byte - start + 1);
   cnm_queue_publish(queue, ticket);
+}
+
+/* Moves the replay from phase `state` to `phase` (replays counted: + `done`); false when another
+ * thread stopped it meanwhile. */
+static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t phase, uint64_t done) {
+  uint64_t next = (state & ~(uint64_t)CNM_REPLAY_PHASE) + (done << CNM_REPLAY_COUNT_SHIFT) + phase;
+  return __atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* The request: the remembered one, alone in this call. */
+static bool take_request(cnm_connection_head *head, uint64_t state, const unsigned char *bytes, size_t count) {
+  if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_ARMED || count != head->replay.request_length) return false;
+  if (!bytes || memcmp(bytes, head->replay_request, count) != 0) return false;
+  head->replay_start = monotonic_ns();
+  return advance(head, state, CNM_REPLAY_REQUESTED, 0);
+}
+
+/* Its response: the remembered head at the start of this call, then its body, in this call and
+ * any that follow; the body is only counted, as the parser only counts a body of known length.
+ * Its last byte makes the record. More than the body (the next response's bytes) is Swift's. */
+static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
+                          const struct iovec *vector, int vector_count, size_t count) {
+  const cnm_replay_template *template = &head->replay;
+  uint64_t now;
+  if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
+    uint64_t total = template->response_length + template->body_length;
+    if (count < template->response_length || count > total) return false;
+    const unsigned char *bytes = leading_bytes(buffer, vector, vector_count, template->response_length);
+    if (!bytes || memcmp(bytes, head->replay_response, template->response_length) != 0) return false;
+    now = monotonic_ns();
+    if (count < total) {
+      head->replay_first_byte = now;
+      head->replay_body_left = total - count;
+      return advance(head, state, CNM_REPLAY_RESPONDING, 0);
+    }
+    head->replay_first_byte = now;
+  } else {
+    if (count > head->replay_body_left) return false;
+    if (count < head->replay_body_left) {
+      head->replay_body_left -= count;
+      return true;
+    }
+    now = monotonic_ns();
+  }
+  if (!advance(head, state, CNM_REPLAY_ARMED, 1)) return false;
+  record(template, head->replay_start, head->replay_first_byte, now);
+  return true;
 }
 
 bool cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
   if (head->replay_owner != cnm_thread_identity() || cnm_current_ssl) return false;
-  const cnm_replay_template *template = &head->replay;
   size_t count = (size_t)result;
-  if (received == (head->requests_received != 0)) {
-    /* A request: the remembered one, alone. */
-    if ((state & 3) != CNM_REPLAY_ARMED || count != template->request_length) return false;
-    const unsigned char *bytes = leading_bytes(buffer, vector, vector_count, count);
-    if (!bytes || memcmp(bytes, head->replay_request, count) != 0) return false;
-    head->replay_start = monotonic_ns();
-    uint64_t requested = (state & ~(uint64_t)3) | CNM_REPLAY_REQUESTED;
-    if (!__atomic_compare_exchange_n(&head->replay_state, &state, requested, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED))
-      return false;
-  } else {
-    /* Its response: the remembered head and the whole body, in this one call. */
-    if ((state & 3) != CNM_REPLAY_REQUESTED || count != template->response_length + template->body_length)
-      return false;
-    const unsigned char *bytes = leading_bytes(buffer, vector, vector_count, template->response_length);
-    if (!bytes || memcmp(bytes, head->replay_response, template->response_length) != 0) return false;
-    uint64_t end = monotonic_ns();
-    uint64_t start = head->replay_start;
-    uint64_t armed = ((state >> 2) + 1) << 2 | CNM_REPLAY_ARMED;
-    if (!__atomic_compare_exchange_n(&head->replay_state, &state, armed, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-      return false;
-    record(template, start, end);
-  }
-  __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
-  return true;
+  bool taken = received == (head->requests_received != 0)
+                   ? take_request(head, state, leading_bytes(buffer, vector, vector_count, count), count)
+                   : take_response(head, state, buffer, vector, vector_count, count);
+  if (taken)
+    __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
+  return taken;
 }

@@ -19,10 +19,9 @@ cnm_close_callback cnm_on_close;
 
 #define SLOT(fd) ((void *)(cnm_states + (size_t)(fd) * cnm_slot_size))
 
-/* Whether the connection's replay is armed or took a request (exchange_replay.c). */
+/* Whether the connection's replay is under way (exchange_replay.c). */
 static inline bool replaying(const cnm_connection_head *head) {
-  uint64_t phase = __atomic_load_n(&head->replay_state, __ATOMIC_RELAXED) & 3;
-  return phase == CNM_REPLAY_ARMED || phase == CNM_REPLAY_REQUESTED;
+  return (__atomic_load_n(&head->replay_state, __ATOMIC_RELAXED) & CNM_REPLAY_PHASE) != CNM_REPLAY_OFF;
 }
 
 /* The bytes of a call Swift watches: half of a repeated exchange when they repeat the last one

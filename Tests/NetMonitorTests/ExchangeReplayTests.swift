@@ -51,7 +51,7 @@ struct ExchangeReplayTests {
   /// The exchanges the hooks replayed on `fd` so far.
   static func replays(_ fd: Int32) -> UInt64 {
     guard let slot = ConnectionTable.tracked(fd) else { return 0 }
-    return cnm_load_u64(slot.pointer(to: \.head.replay_state)!) >> 2
+    return cnm_load_u64(slot.pointer(to: \.head.replay_state)!) >> UInt64(CNM_REPLAY_COUNT_SHIFT)
   }
 
   /// A listening socket on 127.0.0.1 and its port.

@@ -348,20 +348,27 @@ int cnm_hook_close(int fd);
  * check, a poller) gets the same response head again and again. Once the Swift path has recorded
  * such an exchange twice in a row, it arms the connection's replay: the request's bytes, the
  * response head's bytes, the body's length and the record it wrote, as a template. The hooks then
- * record each exchange whose bytes are the same (the request alone in one call, the response head
- * and its whole body in one call) themselves: two compares, a clock read each, and the template
- * copied into a record slot with its times. Anything else (other bytes, another thread, an SSL
- * call) goes to the Swift path as before, which first stops the replay and takes over what it did
- * (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges it recorded, and a request it took whose
- * response did not repeat, which Swift then parses from the remembered bytes at its own time.
+ * record each exchange whose bytes are the same themselves: the request alone in one call, then
+ * the response head at the start of a call and its body in that call and any that follow, whatever
+ * they carry (sendfile too), to its length. That costs two compares, a clock read at each end of
+ * the exchange, and the template copied into a record slot with its times. Anything else (other
+ * bytes, another thread, an SSL call) goes to the Swift path as before, which first stops the
+ * replay and takes over what it did (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges
+ * it recorded, a request it took whose response did not repeat, and a response it was sending or
+ * receiving, which Swift then parses from the remembered bytes as of when they moved.
  *
- * `state` is the only word two threads write: the replays done << 2 | the phase. The owner is the
- * thread that moved the whole last exchange; no other thread replays. */
+ * `state` is the only word two threads write: the replays done << 4, the parts stopped halfway
+ * that Swift has yet to parse, and the phase. The owner is the thread that moved the whole last
+ * exchange; no other thread replays. */
 enum {
-  CNM_REPLAY_OFF = 0,       /* the hooks hand every call to Swift */
-  CNM_REPLAY_ARMED = 1,     /* between exchanges: the next request may repeat */
-  CNM_REPLAY_REQUESTED = 2, /* the hooks took a request (at `start`): its response may repeat */
-  CNM_REPLAY_PENDING = 3,   /* stopped after taking a request: Swift has yet to parse it */
+  CNM_REPLAY_PHASE = 3,      /* the phase's bits: */
+  CNM_REPLAY_OFF = 0,        /*   the hooks hand every call to Swift */
+  CNM_REPLAY_ARMED = 1,      /*   between exchanges: the next request may repeat */
+  CNM_REPLAY_REQUESTED = 2,  /*   the hooks took a request (at replay_start): its response may repeat */
+  CNM_REPLAY_RESPONDING = 3, /*   they took its response head (at replay_first_byte) and part of its body */
+  CNM_REPLAY_REQUEST_PENDING = 4,  /* stopped after taking a request: Swift has yet to parse it */
+  CNM_REPLAY_RESPONSE_PENDING = 8, /* stopped halfway through its response: the same */
+  CNM_REPLAY_COUNT_SHIFT = 4,
 };
 #define CNM_REPLAY_RECORD_BYTES 320 /* the template: a record's first line, then one run of bytes */
 
@@ -409,39 +416,50 @@ typedef struct cnm_connection_head {
   const void *replay_owner;
   const unsigned char *replay_request;
   const unsigned char *replay_response;
+  /* The response under way (RESPONDING): when its head went, and the body bytes still to come. */
+  uint64_t replay_first_byte;
+  uint64_t replay_body_left;
   cnm_replay_template replay;
 } cnm_connection_head;
 
-/* Stops the replay: ARMED becomes OFF, REQUESTED becomes PENDING. Returns the state after. */
+/* Stops the replay: it goes OFF, with what it took of the exchange under way pending (a request
+ * when REQUESTED; the request and the response when RESPONDING). Returns the state after. */
 static inline uint64_t cnm_replay_stop(cnm_connection_head *head) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
   for (;;) {
-    uint64_t phase = state & 3;
-    if (phase == CNM_REPLAY_OFF || phase == CNM_REPLAY_PENDING) return state;
-    uint64_t next = (state & ~(uint64_t)3) | (phase == CNM_REPLAY_ARMED ? CNM_REPLAY_OFF : CNM_REPLAY_PENDING);
+    uint64_t phase = state & CNM_REPLAY_PHASE, next = state & ~(uint64_t)CNM_REPLAY_PHASE;
+    if (phase == CNM_REPLAY_OFF) return state;
+    if (phase >= CNM_REPLAY_REQUESTED) next |= CNM_REPLAY_REQUEST_PENDING;
+    if (phase == CNM_REPLAY_RESPONDING) next |= CNM_REPLAY_RESPONSE_PENDING;
     if (__atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       return next;
   }
 }
 
-/* Takes the request a stopped replay took (PENDING, in `state`): true for the one caller that
- * gets it, and must have Swift parse it (at head->replay_start). */
-static inline bool cnm_replay_claim_request(cnm_connection_head *head, uint64_t state) {
-  return __atomic_compare_exchange_n(&head->replay_state, &state, state & ~(uint64_t)3, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE);
+/* Takes a part a stopped replay left pending (CNM_REPLAY_REQUEST_PENDING or _RESPONSE_PENDING):
+ * true for the one caller that gets it, and must have Swift parse it. */
+static inline bool cnm_replay_claim(cnm_connection_head *head, uint64_t part) {
+  uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
+  while (state & part) {
+    if (__atomic_compare_exchange_n(&head->replay_state, &state, state & ~part, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+      return true;
+  }
+  return false;
 }
 
-/* Arms a stopped replay (OFF, in `state`) once Swift wrote the template and the heads to compare,
- * for the calling thread. False when the state changed meanwhile (then it stays off). */
+/* Arms a stopped replay with nothing pending (`state`) once Swift wrote the template and the
+ * heads to compare, for the calling thread. False when the state changed meanwhile (then it
+ * stays off). */
 static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
   head->replay_owner = cnm_thread_identity();
   return __atomic_compare_exchange_n(&head->replay_state, &state, state | CNM_REPLAY_ARMED, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* For the hooks: whether a call that moved `result` bytes on a connection whose replay is armed
- * or took a request was a half of a repeated exchange, now taken (bytes counted, the record
- * made at the response). False leaves the call to Swift. */
+/* For the hooks: whether a call that moved `result` bytes on a connection whose replay is under
+ * way (ARMED, REQUESTED, RESPONDING) was part of a repeated exchange, now taken (bytes counted,
+ * the record made at the response's last byte). False leaves the call to Swift. */
 bool cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) __attribute__((visibility("hidden")));
 

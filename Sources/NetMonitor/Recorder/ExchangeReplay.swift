@@ -1,14 +1,15 @@
 import CNetMonitor
 
 /// The Swift side of the hooks' replay of repeated exchanges (`cnm_replay_take`, cnetmonitor.h):
-/// after an exchange that repeated the one before it, byte for byte on both sides, the hooks
-/// record the next ones that repeat it themselves, from a template of its record. Swift arms the
+/// after an exchange that repeated the one before it, byte for byte on both sides (but for a body
+/// of known length, only counted), the hooks record the next ones that repeat it themselves, from
+/// a template of its record. Swift arms the
 /// replay at the end of the call that recorded such an exchange, and takes over at the start of
 /// every call it sees: what the hooks did then counts as if these parsers had seen it.
 ///
 /// Plain data in ``HTTPExchanges``; all zero is "nothing replayed, nothing to arm".
 struct ExchangeReplay {
-  /// Replays counted into each direction's counters (`state >> 2` when they last took over).
+  /// Replays counted into each direction's counters (the state's count when they last took over).
   var requestsTaken: UInt32 = 0
   var responsesTaken: UInt32 = 0
   /// The head serials of the last exchange recorded: the next is a repeat when its are the same.
@@ -27,28 +28,36 @@ struct ExchangeReplay {
 extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Takes over from the replay before a call's bytes are parsed: stops it, counts the exchanges it
   /// recorded into the counters of the direction the bytes go (`requests`, `responses`, or both at
-  /// close), and has the request it took but could not answer (its response did not repeat)
-  /// parsed, as of when it came. That is the request direction's to do, or the owner's (which moved
-  /// that request), or the closing thread's (`both`).
+  /// close), and has what it took of an exchange it could not finish parsed, as of when it moved:
+  /// a request whose response did not repeat, a response that stopped repeating halfway (its head
+  /// and the body bytes it counted). Each direction's part is that direction's to take, or the
+  /// owner's (which moved the bytes), or the closing thread's.
   func takeOverFromReplay(requests: Bool, responses: Bool, context: ExchangeContext) {
     let head = context.head
     let state = cnm_replay_stop(head)
     let thread = cnm_thread_identity()
     if requests { pointee.replay.requestThread = thread } else { pointee.replay.responseThread = thread }
     guard state != 0 else { return }  // never armed
-    let replays = UInt32(truncatingIfNeeded: state >> 2)
-    if responses {
+    let replays = UInt32(truncatingIfNeeded: state >> UInt64(CNM_REPLAY_COUNT_SHIFT))
+    let owner = head.pointee.replay_owner == thread
+    if requests || owner {
+      pointee.requestsBegun &+= replays &- pointee.replay.requestsTaken
+      pointee.replay.requestsTaken = replays
+      if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) {
+        requestBytes(pointer(to: \.requests.headMemo)!.rememberedBytes, now: head.pointee.replay_start, context: context)
+      }
+    }
+    if responses || owner {
       let taken = replays &- pointee.replay.responsesTaken
       pointee.responsesEnded &+= taken
       pointee.responses.finalHeads &+= taken
       pointee.replay.responsesTaken = replays
-    }
-    guard requests || head.pointee.replay_owner == thread else { return }
-    pointee.requestsBegun &+= replays &- pointee.replay.requestsTaken
-    pointee.replay.requestsTaken = replays
-    if state & 3 == UInt64(CNM_REPLAY_PENDING), cnm_replay_claim_request(head, state) {
-      let memo = pointer(to: \.requests.headMemo)!
-      requestBytes(memo.rememberedBytes, now: head.pointee.replay_start, context: context)
+      if state & UInt64(CNM_REPLAY_RESPONSE_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_RESPONSE_PENDING)) {
+        let firstByte = head.pointee.replay_first_byte
+        responseBytes(pointer(to: \.responses.headMemo)!.rememberedBytes, now: firstByte, context: context)
+        let counted = head.pointee.replay.body_length &- head.pointee.replay_body_left
+        Traffic.Bytes.unknown.forEachPiece(upTo: Int(counted)) { responseBytes($0, now: firstByte, context: context) }
+      }
     }
   }
 
@@ -89,8 +98,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
 
   /// Arms the replay at the end of a call that put an exchange's record into the template, when
   /// nothing was parsed after it (both parsers are between messages, with its heads), its request
-  /// was its head alone, its response a head and a `Content-Length` body, and this thread moved
-  /// both directions' bytes.
+  /// was its head alone, its response a head and a `Content-Length` body, this thread moved both
+  /// directions' bytes, and nothing the replay took before is still to be parsed.
   func armReplay(context: ExchangeContext) {
     let sequence = pointee.replay.templateSequence &- 1
     pointee.replay.templateSequence = 0
@@ -112,7 +121,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.replay.templateResponseBytes == responseLength &+ responseHead.pointee.contentLengthValue
     else { return }
     let state = cnm_load_u64(context.head.pointer(to: \.replay_state)!)
-    guard state & 3 == UInt64(CNM_REPLAY_OFF) else { return }
+    let pending = CNM_REPLAY_REQUEST_PENDING | CNM_REPLAY_RESPONSE_PENDING
+    guard state & UInt64(CNM_REPLAY_PHASE | pending) == UInt64(CNM_REPLAY_OFF) else { return }
     template.pointee.response_length = UInt16(responseLength)
     template.pointee.body_length = responseHead.pointee.contentLengthValue
     template.pointee.unix_offset =
