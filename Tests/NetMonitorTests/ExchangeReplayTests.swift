@@ -235,4 +235,65 @@ struct ExchangeReplayTests {
     #expect(exchanges.map(\.responseBytes).reduce(0, +) == connection.bytesSent)
     #expect(exchanges.map(\.reusedConnection) == [false] + Array(repeating: true, count: turns.count - 1))
   }
+
+  @Test("a response whose body follows its head in other calls, the last part by sendfile; one cut short by close")
+  func bodyInOtherCalls() throws {
+    _ = SharedMonitor.sink
+    let (listener, port) = Self.listen()
+    defer { close(listener) }
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let bodyFile = scratch.file("body.bin")
+    try Data(repeating: UInt8(ascii: "s"), count: 1500).write(to: bodyFile)
+    let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n".utf8)
+    let firstPart = [UInt8](repeating: UInt8(ascii: "w"), count: 500)
+    let exchanges = 10
+    // Exchanges 0 and 1 are parsed (1 arms the replay), 2…9 replayed: a head alone, 500 bytes
+    // written, 1500 sent from a file. The 11th stops halfway: its head and 500 bytes, then close.
+    let client = """
+      import http.client
+      connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10)
+      for _ in range(\(exchanges + 1)):
+          connection.request("GET", "/parts", headers={"Host": "svc.test"})
+          try:
+              connection.getresponse().read()
+          except http.client.IncompleteRead:
+              pass
+      """
+    let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
+      let python = Process()
+      python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      python.arguments = ["python3", "-c", client]
+      try python.run()
+      let fd = accept(listener, nil, nil)
+      try #require(fd >= 0)
+      let file = open(bodyFile.path, O_RDONLY)
+      defer { Glibc.close(file) }
+      var buffer = [UInt8](repeating: 0, count: 65536)
+      for exchange in 0...exchanges {
+        _ = read(fd, &buffer, buffer.count)  // one request a call: the client waits for each response
+        _ = head.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = firstPart.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if exchange < exchanges {
+          var offset = off_t(0)
+          #expect(sendfile(fd, file, &offset, 1500) == 1500)
+        }
+      }
+      let replays = Self.replays(fd)
+      close(fd)
+      python.waitUntilExit()
+      #expect(python.terminationStatus == 0)
+      return replays
+    }
+    #expect(replays == UInt64(exchanges - 2))
+    let connection = try #require(records.connections.first { $0.role == .server && $0.httpExchanges == exchanges + 1 })
+    let recorded = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
+    try #require(recorded.count == exchanges + 1)
+    let whole = UInt64(head.count + 2000)
+    #expect(recorded.map(\.responseBytes) == Array(repeating: whole, count: exchanges) + [UInt64(head.count + 500)])
+    #expect(recorded.allSatisfy { $0.method == "GET" && $0.target == "/parts" && $0.status == 200 })
+    #expect(recorded.allSatisfy { $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs })
+    #expect(recorded.map(\.responseBytes).reduce(0, +) == connection.bytesSent)
+    #expect(recorded.map(\.requestBytes).reduce(0, +) == connection.bytesReceived)
+  }
 }
