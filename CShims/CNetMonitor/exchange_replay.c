@@ -102,15 +102,16 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
   return true;
 }
 
-bool cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
+void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
-  if (head->replay_owner != cnm_thread_identity() || cnm_current_ssl) return false;
   size_t count = (size_t)result;
-  bool taken = received == (head->requests_received != 0)
-                   ? take_request(head, state, leading_bytes(buffer, vector, vector_count, count), count)
-                   : take_response(head, state, buffer, vector, vector_count, count);
-  if (taken)
+  if (head->replay_owner == cnm_thread_identity() && !cnm_current_ssl &&
+      (received == (head->requests_received != 0)
+           ? take_request(head, state, leading_bytes(buffer, vector, vector_count, count), count)
+           : take_response(head, state, buffer, vector, vector_count, count))) {
     __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
-  return taken;
+    return;
+  }
+  (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
 }

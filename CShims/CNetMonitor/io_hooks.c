@@ -24,13 +24,17 @@ static inline bool replaying(const cnm_connection_head *head) {
   return (__atomic_load_n(&head->replay_state, __ATOMIC_RELAXED) & CNM_REPLAY_PHASE) != CNM_REPLAY_OFF;
 }
 
-/* The bytes of a call Swift watches: half of a repeated exchange when they repeat the last one
- * (`replaying`), else Swift's (which also binds the socket to the SSL call running on this
- * thread, when there is one). Out of line, so that the counting path saves no more registers. */
+/* The bytes of a call Swift watches: the replay's while it is under way (part of a repeated
+ * exchange, or handed on to Swift), else Swift's (which also binds the socket to the SSL call
+ * running on this thread, when there is one). Out of line, so that the counting path saves no more
+ * registers; both ways are tail calls. */
 __attribute__((noinline)) static void watched_bytes(cnm_connection_head *head, bool received, const void *buffer,
                                                     const struct iovec *vector, int vector_count, ssize_t result) {
-  if (replaying(head) && cnm_replay_take(head, received, buffer, vector, vector_count, result)) return;
-  (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
+  if (replaying(head)) {
+    cnm_replay_take(head, received, buffer, vector, vector_count, result);
+  } else {
+    (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
+  }
 }
 
 /* Counts the bytes in C when Swift has nothing to do with them; else `watched_bytes`. A call that

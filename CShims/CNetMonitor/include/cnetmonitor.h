@@ -457,10 +457,11 @@ static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* For the hooks: whether a call that moved `result` bytes on a connection whose replay is under
- * way (ARMED, REQUESTED, RESPONDING) was part of a repeated exchange, now taken (bytes counted,
- * the record made at the response's last byte). False leaves the call to Swift. */
-bool cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
+/* For the hooks: takes a call that moved `result` bytes on a connection whose replay is under way
+ * (ARMED, REQUESTED, RESPONDING) as part of the repeated exchange (its bytes counted, the record
+ * made at the response's last byte), or, when it does not repeat it, hands it to Swift
+ * (cnm_on_received, cnm_on_sent). */
+void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) __attribute__((visibility("hidden")));
 
 /* The Swift slow path, set by NetMonitor.start: `result` bytes (> 0) moved on the connection in
