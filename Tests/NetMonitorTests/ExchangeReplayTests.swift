@@ -54,46 +54,10 @@ struct ExchangeReplayTests {
     return cnm_load_u64(slot.pointer(to: \.head.replay_state)!) >> UInt64(CNM_REPLAY_COUNT_SHIFT)
   }
 
-  /// A listening socket on 127.0.0.1 and its port.
-  static func listen() -> (fd: Int32, port: UInt16) {
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = Sockets.address(0)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(listener, $0, length) == 0 && Glibc.listen(listener, 4) == 0 ? getsockname(listener, $0, &length) : -1
-      }
-    }
-    return (listener, UInt16(bigEndian: address.sin_port))
-  }
-
-  /// Answers each request read on one accepted connection with the next of `responses`, each in
-  /// one write; returns the replays counted before it closes.
-  static func serve(_ listener: Int32, responses: [String]) -> UInt64 {
-    let fd = accept(listener, nil, nil)
-    guard fd >= 0 else { return 0 }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    var pending = ""
-    var answered = 0
-    while answered < responses.count {
-      let count = read(fd, &buffer, buffer.count)
-      if count <= 0 { break }
-      pending += String(decoding: buffer[0..<count], as: UTF8.self)
-      while let end = pending.range(of: "\r\n\r\n"), answered < responses.count {
-        pending.removeSubrange(pending.startIndex..<end.upperBound)
-        let response = Array(responses[answered].utf8)
-        _ = response.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        answered += 1
-      }
-    }
-    return replays(fd)
-  }
-
   @Test("a server answering a repeated request the same way: the same records, a response that changes recorded whole")
   func serverRepeats() throws {
     _ = SharedMonitor.sink
-    let (listener, port) = Self.listen()
+    let (listener, port) = InProcessServer.listen()
     defer { close(listener) }
     let same = "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n" + String(repeating: "r", count: 1024)
     let other = "HTTP/1.1 201 Created\r\nContent-Length: 10\r\nX-Changed: yes\r\n\r\n0123456789"
@@ -102,22 +66,14 @@ struct ExchangeReplayTests {
     // it came, then the response. 9 is parsed, 10 repeats 9 (armed again), 11 and 12 are
     // replayed, 13's response changes again. 8 replays.
     let responses = Array(repeating: same, count: 8) + [other] + Array(repeating: same, count: 4) + [other]
-    let client = """
-      import http.client
-      connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10)
-      for _ in range(\(responses.count)):
-          connection.request("GET", "/same?id=7", headers={"Host": "svc.test"})
-          connection.getresponse().read()
-      connection.close()
-      """
     let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
       let replays = ReplayCount()
-      let server = Thread { replays.value = Self.serve(listener, responses: responses) }
+      let server = Thread {
+        InProcessServer.serve(listener, responses: responses) { replays.value = Self.replays($0) }
+      }
       server.start()
-      let python = Process()
-      python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      python.arguments = ["python3", "-c", client]
-      try python.run()
+      let python = try InProcessServer.startClient(
+        port: port, paths: Array(repeating: "/same?id=7", count: responses.count))
       python.waitUntilExit()
       #expect(python.terminationStatus == 0)
       while !server.isFinished { usleep(1000) }
@@ -185,7 +141,7 @@ struct ExchangeReplayTests {
   @Test("a connection that moves between threads: only its owner replays, and a request replayed on one thread whose response another writes is recorded")
   func threadsTakeTurns() throws {
     _ = SharedMonitor.sink
-    let (listener, port) = Self.listen()
+    let (listener, port) = InProcessServer.listen()
     defer { close(listener) }
     let response = Array(("HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n" + String(repeating: "t", count: 300)).utf8)
     // Who reads each request and who writes its response. Exchanges 0…3 on A: 2 and 3 replayed
@@ -194,19 +150,8 @@ struct ExchangeReplayTests {
     // 6…8 replayed. 9: B takes the request, A answers; 10 on A arms it for A; 11 replayed. 6 replays.
     let turns: [(read: Int, write: Int)] =
       [(0, 0), (0, 0), (0, 0), (0, 0), (0, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 0), (0, 0), (0, 0)]
-    let client = """
-      import http.client
-      connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10)
-      for _ in range(\(turns.count)):
-          connection.request("GET", "/turns", headers={"Host": "svc.test"})
-          connection.getresponse().read()
-      connection.close()
-      """
     let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
-      let python = Process()
-      python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      python.arguments = ["python3", "-c", client]
-      try python.run()
+      let python = try InProcessServer.startClient(port: port, paths: Array(repeating: "/turns", count: turns.count))
       let fd = accept(listener, nil, nil)
       try #require(fd >= 0)
       let workers = [Worker(), Worker()]
@@ -239,7 +184,7 @@ struct ExchangeReplayTests {
   @Test("a response whose body follows its head in other calls, the last part by sendfile; one cut short by close")
   func bodyInOtherCalls() throws {
     _ = SharedMonitor.sink
-    let (listener, port) = Self.listen()
+    let (listener, port) = InProcessServer.listen()
     defer { close(listener) }
     let scratch = try InjectionTests.Scratch()
     defer { scratch.remove() }
@@ -250,21 +195,8 @@ struct ExchangeReplayTests {
     let exchanges = 10
     // Exchanges 0 and 1 are parsed (1 arms the replay), 2…9 replayed: a head alone, 500 bytes
     // written, 1500 sent from a file. The 11th stops halfway: its head and 500 bytes, then close.
-    let client = """
-      import http.client
-      connection = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10)
-      for _ in range(\(exchanges + 1)):
-          connection.request("GET", "/parts", headers={"Host": "svc.test"})
-          try:
-              connection.getresponse().read()
-          except http.client.IncompleteRead:
-              pass
-      """
     let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
-      let python = Process()
-      python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      python.arguments = ["python3", "-c", client]
-      try python.run()
+      let python = try InProcessServer.startClient(port: port, paths: Array(repeating: "/parts", count: exchanges + 1))
       let fd = accept(listener, nil, nil)
       try #require(fd >= 0)
       let file = open(bodyFile.path, O_RDONLY)
