@@ -7,11 +7,13 @@
  * would have compared: the request's bytes and the response head's bytes, byte for byte; the
  * response body is only counted, as the parser only counts a body of known length.
  *
- * Only the owner thread gets here with the replay under way, so it alone writes replay_start,
- * replay_first_byte and replay_body_left; a thread that stops the replay meanwhile makes the
- * owner's next change of phase fail, and whoever takes over reads them after it. */
+ * Only the owner thread takes calls (any other hands its calls to Swift), so it alone writes
+ * replay_start, replay_first_byte and replay_body_left. A thread that stops the replay meanwhile
+ * makes the owner's next change of phase fail; the parts it leaves pending are taken by the
+ * direction they belong to, by the owner, or at close, each of which reads these fields after the
+ * owner wrote them as long as one thread at a time moves a direction's bytes (what the parsers
+ * assume too). Nothing here touches errno: clock_gettime succeeds, and the queue keeps it. */
 #include <string.h>
-#include <time.h>
 
 #include "cnetmonitor.h"
 #include "cnm_records.h"
@@ -24,12 +26,6 @@ static const unsigned char *leading_bytes(const void *buffer, const struct iovec
   if (buffer) return buffer;
   if (vector && vector_count > 0 && vector[0].iov_len >= length) return vector[0].iov_base;
   return NULL;
-}
-
-static inline uint64_t monotonic_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
 static inline void store_u64(unsigned char *slot, uint16_t offset, uint64_t value) {
@@ -66,7 +62,7 @@ static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t p
 static bool take_request(cnm_connection_head *head, uint64_t state, const unsigned char *bytes, size_t count) {
   if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_ARMED || count != head->replay.request_length) return false;
   if (!bytes || memcmp(bytes, head->replay_request, count) != 0) return false;
-  head->replay_start = monotonic_ns();
+  head->replay_start = cnm_monotonic_ns();
   return advance(head, state, CNM_REPLAY_REQUESTED, 0);
 }
 
@@ -82,7 +78,7 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     if (count < template->response_length || count > total) return false;
     const unsigned char *bytes = leading_bytes(buffer, vector, vector_count, template->response_length);
     if (!bytes || memcmp(bytes, head->replay_response, template->response_length) != 0) return false;
-    now = monotonic_ns();
+    now = cnm_monotonic_ns();
     if (count < total) {
       head->replay_first_byte = now;
       head->replay_body_left = total - count;
@@ -95,7 +91,7 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
       head->replay_body_left -= count;
       return true;
     }
-    now = monotonic_ns();
+    now = cnm_monotonic_ns();
   }
   if (!advance(head, state, CNM_REPLAY_ARMED, 1)) return false;
   record(template, head->replay_start, head->replay_first_byte, now);
