@@ -1,6 +1,12 @@
 /* The bounded MPSC queue (cnetmonitor.h): Vyukov's ring, laid out in the memory it is formatted
  * into — the header, then one sequence number per slot, then the slots — with offsets instead
- * of pointers, so that a second process mapping the same file sees the same queue. */
+ * of pointers, so that a second process mapping the same file sees the same queue.
+ *
+ * A slot's sequence number is kept less its index (Vyukov's number for the slot at `position` is
+ * `position & mask` more than what is stored): stored, it is the slot's lap (`lap`) while the slot
+ * is free, and that plus one once published. So zeroed memory is an empty queue: formatting
+ * writes none of the sequence numbers, and a queue in a new file takes the memory of only the
+ * ones its usable slots need. */
 #include "cnetmonitor.h"
 
 #include <errno.h>
@@ -35,6 +41,8 @@ static uint64_t *sequences(const cnm_queue *queue) {
 static unsigned char *slot(const cnm_queue *queue, uint64_t position) {
   return (unsigned char *)queue + queue->slots_offset + (position & queue->mask) * queue->slot_size;
 }
+/* `position` less its slot's index: what a free slot's stored sequence number is at that position. */
+static uint64_t lap(const cnm_queue *queue, uint64_t position) { return position & ~queue->mask; }
 
 size_t cnm_queue_footprint(size_t capacity, size_t slot_size) {
   return round_up(sizeof(cnm_queue) + capacity * sizeof(uint64_t), 64) + capacity * slot_size;
@@ -49,9 +57,7 @@ cnm_queue *cnm_queue_format(void *memory, size_t capacity, size_t slot_size) {
   queue->sequences_offset = sizeof *queue;
   queue->slots_offset = round_up(sizeof *queue + capacity * sizeof(uint64_t), 64);
   queue->usable = capacity;
-  uint64_t *sequence = sequences(queue);
-  for (size_t i = 0; i < capacity; i++) sequence[i] = i;
-  return queue;
+  return queue; /* the sequence numbers are zero: every slot free, at lap 0 */
 }
 
 cnm_queue *cnm_queue_create(size_t capacity, size_t slot_size) {
@@ -92,12 +98,19 @@ static uint64_t growth_ticket(uint64_t usable) {
   return usable - (usable / 2 < GROWTH_LIMIT / 2 ? usable / 2 : GROWTH_LIMIT / 2);
 }
 
-/* Populates [start, end) of the queue's slots; on failure (a full file system) says why in
+/* Populates the memory of slots [first, end): their sequence numbers and the slots. Returns 0 or
+ * the errno. */
+static int populate_slots(cnm_queue *queue, uint64_t first, uint64_t end) {
+  int error = cnm_populate(&sequences(queue)[first], &sequences(queue)[end]);
+  return error ? error : cnm_populate(slot(queue, first), slot(queue, end - 1) + queue->slot_size);
+}
+
+/* populate_slots, on a producer's thread: on failure (a full file system) says why in
  * `growth_error`, and from then on records past the usable slots are dropped. errno is left as
  * it was. Returns whether the memory is there. */
-static bool take_memory(cnm_queue *queue, unsigned char *start, unsigned char *end) {
+static bool take_memory(cnm_queue *queue, uint64_t first, uint64_t end) {
   int saved_errno = errno;
-  int error = cnm_populate(start, end);
+  int error = populate_slots(queue, first, end);
   if (error) __atomic_store_n(&queue->growth_error, error, __ATOMIC_RELEASE);
   errno = saved_errno;
   return error == 0;
@@ -114,7 +127,7 @@ static __attribute__((noinline, cold)) void grow(cnm_queue *queue) {
   uint64_t position = __atomic_load_n(&queue->enqueue_position, __ATOMIC_RELAXED);
   if (usable <= queue->mask && position >= growth_ticket(usable)) {
     uint64_t next = next_stage(usable, queue->mask + 1);
-    if (take_memory(queue, slot(queue, usable), slot(queue, next - 1) + queue->slot_size))
+    if (take_memory(queue, usable, next))
       __atomic_store_n(&queue->usable, next, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&queue->growing, 0, __ATOMIC_RELEASE);
@@ -126,8 +139,8 @@ static __attribute__((noinline, cold)) void grow(cnm_queue *queue) {
  * dropped) once memory could not be had: the file system is full. */
 static __attribute__((noinline, cold)) bool populate_ahead(cnm_queue *queue, uint64_t position) {
   if (__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE) != 0) return false;
-  unsigned char *start = slot(queue, position);
-  return take_memory(queue, start, start + queue->slot_size);
+  uint64_t index = position & queue->mask;
+  return take_memory(queue, index, index + 1);
 }
 
 static void *reserve_ahead(cnm_queue *queue, uint64_t *ticket);
@@ -144,7 +157,7 @@ static inline __attribute__((always_inline)) void *reserve(cnm_queue *queue, uin
       if (!populate_ahead(queue, position)) return NULL;
     }
     uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
-    int64_t difference = (int64_t)(sequence - position);
+    int64_t difference = (int64_t)(sequence - lap(queue, position));
     if (difference == 0) {
       if (__atomic_compare_exchange_n(&queue->enqueue_position, &position, position + 1, true, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED)) {
@@ -174,19 +187,20 @@ void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, ui
 }
 
 void cnm_queue_publish(cnm_queue *queue, uint64_t ticket) {
-  __atomic_store_n(&sequences(queue)[ticket & queue->mask], ticket + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&sequences(queue)[ticket & queue->mask], lap(queue, ticket) + 1, __ATOMIC_RELEASE);
 }
 
 void *cnm_queue_peek(cnm_queue *queue) {
   uint64_t position = queue->dequeue_position;
   uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
-  if (sequence != position + 1) return NULL;
+  if (sequence != lap(queue, position) + 1) return NULL;
   return slot(queue, position);
 }
 
 void cnm_queue_release(cnm_queue *queue) {
   uint64_t position = queue->dequeue_position;
-  __atomic_store_n(&sequences(queue)[position & queue->mask], position + queue->mask + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&sequences(queue)[position & queue->mask], lap(queue, position) + queue->mask + 1,
+                   __ATOMIC_RELEASE);
   __atomic_store_n(&queue->dequeue_position, position + 1, __ATOMIC_RELEASE);
 }
 
@@ -206,16 +220,21 @@ uint64_t cnm_queue_write_position(const cnm_queue *queue) {
 }
 void *cnm_queue_published_slot(cnm_queue *queue, uint64_t position) {
   uint64_t sequence = __atomic_load_n(&sequences(queue)[position & queue->mask], __ATOMIC_ACQUIRE);
-  return sequence == position + 1 ? slot(queue, position) : NULL;
+  return sequence == lap(queue, position) + 1 ? slot(queue, position) : NULL;
 }
 
 uint64_t cnm_queue_dropped(const cnm_queue *queue) { return __atomic_load_n(&queue->dropped, __ATOMIC_RELAXED); }
 void cnm_queue_count_drop(cnm_queue *queue) { __atomic_fetch_add(&queue->dropped, 1, __ATOMIC_RELAXED); }
 uint64_t cnm_queue_capacity(const cnm_queue *queue) { return queue->mask + 1; }
-void cnm_queue_set_usable(cnm_queue *queue, uint64_t usable) {
+int cnm_queue_make_usable(cnm_queue *queue, uint64_t usable) {
   if (usable > queue->mask + 1) usable = queue->mask + 1;
-  __atomic_store_n(&queue->usable, usable, __ATOMIC_RELEASE);
+  if (usable == 0) usable = 1;
+  int error = populate_slots(queue, 0, usable);
+  if (error == 0) __atomic_store_n(&queue->usable, usable, __ATOMIC_RELEASE);
+  return error;
 }
+
+size_t cnm_queue_header_size(void) { return sizeof(cnm_queue); }
 int cnm_queue_growth_error(const cnm_queue *queue) {
   return (int)__atomic_load_n(&queue->growth_error, __ATOMIC_ACQUIRE);
 }

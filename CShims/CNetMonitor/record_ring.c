@@ -75,17 +75,24 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
     if (memory == MAP_FAILED) error = errno;
   }
   /* Memory now, so that a full disk is an error here and never a SIGBUS in a hook later: for the
-   * first `usable_records` records (the queue takes the others as it fills), or, on a kernel that
-   * cannot populate a mapping, blocks for the whole file. */
-  size_t usable = usable_records < capacity ? usable_records : capacity;
+   * two headers, then (cnm_queue_make_usable) for the first `usable_records` records, their
+   * sequence numbers included; the queue takes the others as it fills. On a kernel that cannot
+   * populate a mapping, blocks for the whole file, every record usable. */
+  bool whole_file = false;
   if (error == 0) {
-    error = cnm_populate(memory, memory + file_size - (capacity - usable) * record_size);
+    error = cnm_populate(memory, memory + CNM_RING_QUEUE_OFFSET + cnm_queue_header_size());
     if (error == EINVAL) {
-      usable = capacity;
+      whole_file = true;
       error = posix_fallocate(fd, 0, (off_t)file_size);
     }
   }
   close(fd);
+  cnm_queue *queue = NULL;
+  if (error == 0) {
+    queue = cnm_queue_format(cnm_ring_queue(memory), capacity, record_size);
+    if (!queue) error = EINVAL;
+  }
+  if (error == 0 && !whole_file) error = cnm_queue_make_usable(queue, usable_records);
   if (error) {
     if (memory != MAP_FAILED) munmap(memory, file_size);
     unlink(path);
@@ -93,14 +100,6 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
     return NULL;
   }
   cnm_ring_header *header = (cnm_ring_header *)memory;
-  cnm_queue *queue = cnm_queue_format(cnm_ring_queue(memory), capacity, record_size);
-  if (!queue) {
-    munmap(memory, file_size);
-    unlink(path);
-    errno = EINVAL;
-    return NULL;
-  }
-  cnm_queue_set_usable(queue, usable);
   header->version = CNM_RING_VERSION;
   header->queue_offset = CNM_RING_QUEUE_OFFSET;
   header->record_layout = record_layout;

@@ -74,7 +74,19 @@ struct RingReservationTests {
     #expect(ring.reservationError == nil)
   }
 
-  @Test("a ring takes memory in stages as it fills: 151 records of 4,096 hold the pages of 512")
+  /// The bytes of a ring file (`size` bytes, `capacity` slots of `slotSize`) that hold memory once
+  /// its first `usable` slots do: whole pages from the start of the file through the queue's
+  /// header and those slots' sequence numbers, and the pages of those slots, at the file's end.
+  static func reservedBytes(size: Int, capacity: Int, slotSize: Int, usable: Int) -> Int {
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let headersAndSequences = Int(CNM_RING_QUEUE_OFFSET) + cnm_queue_header_size() + usable * 8
+    let slots = size - capacity * slotSize
+    let firstSlotPage = slots / page
+    let slotsEndPage = (slots + usable * slotSize + page - 1) / page
+    return ((headersAndSequences + page - 1) / page + slotsEndPage - firstSlotPage) * page
+  }
+
+  @Test("a ring takes memory in stages as it fills: 151 records of 4,096 hold the pages of 384")
   func reservedAsItFills() throws {
     // On tmpfs, where a file's blocks are exactly the pages it was given.
     let directory = "/dev/shm/elfhook-test-" + UUID().uuidString
@@ -87,11 +99,37 @@ struct RingReservationTests {
     #expect(ring.droppedRecords == 0 && ring.reservationError == nil)
     var status = stat()
     try #require(stat(ring.path, &status) == 0)
-    // Stages of 64, 256 and 512 records: the third began at the 128th record. The header and the
-    // queue's sequence numbers come first, so the reserved bytes end where slot 512 does.
-    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-    let end = Int(status.st_size) - (4096 - 512) * RawRecord.slotSize
-    #expect(Int(status.st_blocks) * 512 == (end + page - 1) / page * page)
+    // Stages of 8, 32, 128 and 384 records: the fourth began at the 64th record.
+    let reserved = Self.reservedBytes(size: Int(status.st_size), capacity: 4096, slotSize: RawRecord.slotSize, usable: 384)
+    #expect(Int(status.st_blocks) * 512 == reserved)
+  }
+
+  @Test("a new ring holds the memory of its first records and the headers only: five pages")
+  func firstRecordsOnly() throws {
+    let directory = "/dev/shm/elfhook-test-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var path = [CChar](repeating: 0, count: Int(PATH_MAX))
+    let queue = try #require(
+      cnm_ring_create(
+        directory + "/%p.ring", 4096, RawRecord.slotSize, RawRecord.layout, Int(CNM_RING_FIRST_RECORDS), &path,
+        path.count))
+    defer { cnm_ring_unmap(queue) }
+    var status = stat()
+    try #require(stat(path, &status) == 0)
+    let reserved = Self.reservedBytes(
+      size: Int(status.st_size), capacity: 4096, slotSize: RawRecord.slotSize, usable: Int(CNM_RING_FIRST_RECORDS))
+    #expect(Int(status.st_blocks) * 512 == reserved)
+    #expect(reserved == 5 * Int(sysconf(Int32(_SC_PAGESIZE))))
+    // The sequence numbers were never written: zero is every slot free. A record goes in and out.
+    var ticket: UInt64 = 0
+    let slot = try #require(cnm_queue_reserve(queue, &ticket))
+    slot.storeBytes(of: UInt64(0xfeed), as: UInt64.self)
+    #expect(cnm_queue_published_slot(queue, ticket) == nil)
+    cnm_queue_publish(queue, ticket)
+    #expect(cnm_queue_peek(queue)?.load(as: UInt64.self) == 0xfeed)
+    cnm_queue_release(queue)
+    #expect(cnm_queue_peek(queue) == nil)
   }
 
   @Test(
@@ -99,16 +137,16 @@ struct RingReservationTests {
     .enabled(if: RingReservationTests.canMountTmpfs, "needs a mount namespace (unshare -m) and tmpfs mounts"))
   func fullFileSystem() throws {
     let (elfhook, _) = try InjectionTests.products()
-    // A /dev/shm of 256 KiB, in a mount namespace of the run's own: the ring's first 64 records
-    // fit (~115 KB), its second stage (~300 KB more) does not.
+    // A /dev/shm of 256 KiB, in a mount namespace of the run's own: the ring's stages of 8, 32 and
+    // 128 records fit (~170 KB in all), its fourth (384: ~310 KB more) does not.
     let (program, _) = Self.refusedConnects(150)
     let script = "mount -t tmpfs -o size=256k tmpfs /dev/shm && exec \"$0\" run -- python3 -c \"$1\""
     let run = try ProgramRun.run(["unshare", "-m", "sh", "-c", script, elfhook, program])
     #expect(run.status == 0 && run.stdout == Data("done\n".utf8), "\(run.stderr)")
-    let dropped = #/86 records were dropped \(process (\d+) \(python3\) could not reserve more of (/dev/shm/elfhook\.\w+/\d+\.ring): No space left on device\): the counts below are low\./#
+    let dropped = #/22 records were dropped \(process (\d+) \(python3\) could not reserve more of (/dev/shm/elfhook\.\w+/\d+\.ring): No space left on device\): the counts below are low\./#
     let match = try #require(run.stderr.firstMatch(of: dropped), "\(run.stderr)")
     #expect(match.output.2.hasSuffix("/\(match.output.1).ring"))
-    #expect(run.stderr.contains("64 connections opened"), "\(run.stderr)")
+    #expect(run.stderr.contains("128 connections opened"), "\(run.stderr)")
   }
 
   @Test("four threads filling a growing ring back to back: every record published, none dropped")
@@ -147,12 +185,13 @@ struct RingReservationTests {
     #expect(cnm_queue_dropped(queue) == 0)
     #expect(cnm_queue_growth_error(queue) == 0)
     // The memory taken covers the 6,000 slots and ends no later than the stage that the last
-    // growth ticket (5,760 of 5,888 usable) takes: 6,144 slots of 8,192.
+    // growth ticket (5,888 of 6,016 usable) takes: 6,272 slots of 8,192.
     var status = stat()
     try #require(stat(path, &status) == 0)
-    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-    let slotsEnd = { (slots: Int) in (Int(status.st_size) - (capacity - slots) * 64 + page - 1) / page * page }
-    #expect((slotsEnd(6000)...slotsEnd(6144)).contains(Int(status.st_blocks) * 512))
+    let reserved = { (usable: Int) in
+      Self.reservedBytes(size: Int(status.st_size), capacity: capacity, slotSize: 64, usable: usable)
+    }
+    #expect((reserved(6000)...reserved(6272)).contains(Int(status.st_blocks) * 512))
   }
 
   static let canMountTmpfs: Bool = {

@@ -52,7 +52,8 @@ typedef struct cnm_queue cnm_queue;
 
 /* Bytes a queue of `capacity` (a power of two) slots of `slot_size` bytes occupies. */
 size_t cnm_queue_footprint(size_t capacity, size_t slot_size);
-/* Formats an empty queue in `memory` (cnm_queue_footprint bytes, 64-byte aligned, zeroed). */
+/* Formats an empty queue in `memory` (cnm_queue_footprint bytes, 64-byte aligned, zeroed: a new
+ * file or anonymous mapping). Writes only its first cnm_queue_header_size() bytes. */
 cnm_queue *cnm_queue_format(void *memory, size_t capacity, size_t slot_size);
 /* A queue in anonymous memory; NULL when out of memory or capacity is not a power of two. */
 cnm_queue *cnm_queue_create(size_t capacity, size_t slot_size);
@@ -86,12 +87,15 @@ void cnm_queue_prefetch_next(const cnm_queue *queue, const uint16_t *offsets, ui
 uint64_t cnm_queue_dropped(const cnm_queue *queue);
 void cnm_queue_count_drop(cnm_queue *queue);
 uint64_t cnm_queue_capacity(const cnm_queue *queue);
-/* A queue in a file mapping takes the memory of its slots as it fills: its first `usable` slots
- * have theirs (all of them, as formatted), and the first reservation half a stage before their
- * end makes more usable, on the calling thread: four times as many, at most 256 more (~0.2 ms),
- * at most all. A producer that reaches a slot past them meanwhile populates that slot's pages
- * itself. Set before producers start. */
-void cnm_queue_set_usable(cnm_queue *queue, uint64_t usable);
+/* A queue in a file mapping takes the memory of its slots as it fills. This gives the first
+ * `usable` slots theirs (their sequence numbers and the slots: cnm_populate) and makes only those
+ * usable; the first reservation half a stage before their end makes more usable, on the calling
+ * thread: four times as many, at most 256 more (~0.2 ms), at most all. A producer that reaches a
+ * slot past them meanwhile populates that slot's pages itself. Call before producers start.
+ * Returns 0, or the errno of cnm_populate (the queue then stays all usable, as formatted). */
+int cnm_queue_make_usable(cnm_queue *queue, uint64_t usable);
+/* Bytes of the queue's own fields, before its sequence numbers: what cnm_queue_format writes. */
+size_t cnm_queue_header_size(void);
 /* 0, or why the queue could not take more memory (an errno: ENOSPC for a full file system); from
  * then on the records past its usable slots are dropped and counted. */
 int cnm_queue_growth_error(const cnm_queue *queue);
@@ -108,7 +112,7 @@ int cnm_populate(void *start, void *end);
  * (at creation, or records dropped and counted later), never a SIGBUS in the host. */
 
 #define CNM_RING_MAGIC "ELFHOOK\x01"
-#define CNM_RING_VERSION 2
+#define CNM_RING_VERSION 3
 #define CNM_RING_QUEUE_OFFSET 4096
 
 typedef struct cnm_ring_header {
@@ -127,13 +131,15 @@ typedef struct cnm_ring_header {
 /* Creates a ring for this process from `pattern` ("%p" becomes the pid; when the file exists,
  * ".1", ".2"… is appended: an existing file is never opened, truncated or followed), mode 0600.
  * Writes the path to `path`. Returns the queue, or NULL with errno set. The memory of the first
- * `usable_records` records is reserved now (all of them when it is >= capacity, or on a kernel
- * before 5.14), and the queue takes more as it fills (cnm_queue_set_usable): the 5 MB of a ring
- * of 4,096 records take ~2.5 ms of page faults, which a process that records a few need not pay. */
+ * `usable_records` records is reserved now, with the two headers' (all of it when
+ * `usable_records` >= capacity, or on a kernel before 5.14), and the queue takes more as it fills
+ * (cnm_queue_make_usable): the 5 MB of a ring of 4,096 records take ~2.5 ms of page faults, which
+ * a process that records a few need not pay. */
 cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
                            size_t usable_records, char *path, size_t path_size);
-/* Records a ring starts with: ~80 KB. */
-#define CNM_RING_FIRST_RECORDS 64
+/* Records a ring starts with: with the headers, five pages (~20 KB) that a process's first record
+ * pays for; `curl --version` records one. The stages that follow have 32, 128, 384… */
+#define CNM_RING_FIRST_RECORDS 8
 
 /* The process's short name (/proc/self/comm, at most 15 bytes), NUL-terminated in `name`; empty
  * when it cannot be read. What records and ring headers carry. */
