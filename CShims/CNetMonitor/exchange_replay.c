@@ -109,5 +109,5 @@ void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffe
     __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
     return;
   }
-  (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
+  cnm_hand_to_swift(head, received, buffer, vector, vector_count, result);
 }

@@ -33,7 +33,7 @@ __attribute__((noinline)) static void watched_bytes(cnm_connection_head *head, b
   if (replaying(head)) {
     cnm_replay_take(head, received, buffer, vector, vector_count, result);
   } else {
-    (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
+    cnm_hand_to_swift(head, received, buffer, vector, vector_count, result);
   }
 }
 

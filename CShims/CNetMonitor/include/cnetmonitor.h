@@ -487,6 +487,12 @@ static inline void cnm_set_traffic_callbacks(cnm_traffic_callback received, cnm_
   cnm_on_sent = sent;
   cnm_on_close = closing;
 }
+/* Hands a call that moved `result` bytes on the connection `head` to the Swift slow path of its
+ * direction. */
+static inline void cnm_hand_to_swift(cnm_connection_head *head, bool received, const void *buffer,
+                                     const struct iovec *vector, int vector_count, ssize_t result) {
+  (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
+}
 
 /* Zeros the HTTP parser is fed for bytes it cannot see (sendfile), without allocating. */
 #define cnm_zero_byte_count 16384
