@@ -63,6 +63,8 @@ struct InjectionTests {
     #expect(monitored.status == 7)
     #expect(monitored.stdout == plain.stdout)
     #expect(monitored.stderr.hasPrefix("to-stderr\n"))
+    // The summary is whole lines: what is printed after it (a shell's prompt) starts a line.
+    #expect(monitored.stderr.hasSuffix("No records.\n"))
   }
 
   @Test("a forked child that forks again does not deadlock (the engine's lock is fresh in each child)")

@@ -82,6 +82,14 @@ struct RedactionTests {
     ("/x?country_code=US", "/x?country_code=REDACTED"),
     ("/ünï?pässword=ü&q=日本", "/ünï?pässword=ü&q=日本"),
     ("/x?password=%E2%9C%93&q=%ZZ", "/x?password=REDACTED&q=%ZZ"),
+    ("/shop/cart;jsessionid=0A1B2C?item=3", "/shop/cart;jsessionid=REDACTED?item=3"),
+    ("/a;v=1;token=t/b;sid=2;x/c", "/a;v=1;token=REDACTED/b;sid=REDACTED;x/c"),
+    ("/a;jsessionid=", "/a;jsessionid="),
+    (
+      "http://u:p@host;x=1/p;JSESSIONID=abc?q=1",
+      "http://u:REDACTED@host;x=1/p;JSESSIONID=REDACTED?q=1"
+    ),
+    ("/matrix;color=red;size=2", "/matrix;color=red;size=2"),
   ]
 
   @Test("redaction table", arguments: table)
@@ -152,7 +160,7 @@ struct RedactionTests {
   ]
   static let pathPieces = [
     "/", "/a", "http://", "https://", "user", ":", "secret", "@", "proxy.example", "/p@th", "ghp_abc",
-    "ünï", "%40",
+    "ünï", "%40", ";", ";jsessionid=", ";v=", "=", "token",
   ]
 
   static func generatedTarget(_ random: inout SplitMix64) -> String {

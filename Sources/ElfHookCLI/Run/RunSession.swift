@@ -93,7 +93,7 @@ final class RunSession {
     summary.dropReason = collector.dropReason
     if live { clearLiveView() }
     if format == .table {
-      Terminal.write(renderSummary(summary, width: Terminal.width, color: Terminal.supportsColor))
+      Terminal.write(renderSummary(summary, width: Terminal.width, color: Terminal.supportsColor) + "\n")
     }
   }
 

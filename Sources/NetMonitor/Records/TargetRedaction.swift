@@ -3,8 +3,9 @@ import Glibc
 /// Removes secrets from an HTTP request target before it is recorded: the `target` of every
 /// `HTTPRecord` passes through `redact(_:)`.
 ///
-/// What is replaced with `REDACTED` (the path is kept as it is):
-/// - **Query values whose parameter name looks secret.** The name is percent-decoded, split into
+/// What is replaced with `REDACTED` (the rest of the path is kept as it is):
+/// - **Query values and path parameters whose name looks secret** (`?token=…`, and
+///   `;jsessionid=…` in a path segment, where servlet containers put the session). The name is percent-decoded, split into
 ///   words at punctuation and camelCase boundaries (`X-Amz-Signature` → `x amz signature`,
 ///   `apiKey` → `api key`) and lowercased. It is secret when
 ///   - its letters and digits joined contain one of `secretFragments` — `token`, `secret`,
@@ -69,14 +70,14 @@ public enum TargetRedaction {
   /// that decoded string. The separators are ASCII, and no ASCII byte is ever part of an invalid
   /// sequence, so the parts are the same either way.
   public static func redact(_ target: UnsafeRawBufferPointer) -> String {
-    // Most targets have none of `?`, `#` and `@`: they come back as they are.
-    guard target.contains(where: { $0 == .question || $0 == .hash || $0 == .at }) else {
+    // Most targets have none of `?`, `#`, `@` and `;`: they come back as they are.
+    guard target.contains(where: { $0 == .question || $0 == .hash || $0 == .at || $0 == .semicolon }) else {
       return String(decoding: target, as: UTF8.self)
     }
     var result: [UInt8] = []
     result.reserveCapacity(target.count + 16)
     let pathEnd = target.firstIndex { $0 == .question || $0 == .hash } ?? target.endIndex
-    appendRedactingUserInfo(target[..<pathEnd], to: &result)
+    appendRedactingPath(target[..<pathEnd], to: &result)
     var start = pathEnd
     while start < target.endIndex {
       // `?query` up to `#`, or `#fragment` up to the end.
@@ -126,37 +127,56 @@ public enum TargetRedaction {
     var start = query.startIndex
     while true {
       let end = query[start...].firstIndex(ofByte: .ampersand) ?? query.endIndex
-      let parameter = query[start..<end]
-      if let equals = parameter.firstIndex(ofByte: .equals), equals + 1 < end,
-        isSecretName(parameter[..<equals]) || looksLikeJWT(parameter[(equals + 1)...])
-      {
-        result.append(bytes: parameter[...equals])
-        result.append(contentsOf: placeholderBytes)
-      } else {
-        result.append(bytes: parameter)
-      }
+      appendRedactingParameter(query[start..<end], to: &result)
       guard end < query.endIndex else { return }
       result.append(.ampersand)
       start = end + 1
     }
   }
 
-  /// The user information of an absolute-form target (`scheme://user:password@host/…`)
-  /// redacted; anything else unchanged.
-  private static func appendRedactingUserInfo(_ path: Bytes, to result: inout [UInt8]) {
+  /// One `name=value`, its value replaced when secret; anything else as it is.
+  private static func appendRedactingParameter(_ parameter: Bytes, to result: inout [UInt8]) {
+    if let equals = parameter.firstIndex(ofByte: .equals), equals + 1 < parameter.endIndex,
+      isSecretName(parameter[..<equals]) || looksLikeJWT(parameter[(equals + 1)...])
+    {
+      result.append(bytes: parameter[...equals])
+      result.append(contentsOf: placeholderBytes)
+    } else {
+      result.append(bytes: parameter)
+    }
+  }
+
+  /// A path with the values of its secret path parameters replaced: `;name=value`, each up to the
+  /// next `;` or `/`.
+  private static func appendRedactingPathParameters(_ path: Bytes, to result: inout [UInt8]) {
+    var start = path.startIndex
+    while let semicolon = path[start...].firstIndex(ofByte: .semicolon) {
+      result.append(bytes: path[start...semicolon])
+      let end = path[(semicolon + 1)...].firstIndex { $0 == .semicolon || $0 == .slash } ?? path.endIndex
+      appendRedactingParameter(path[(semicolon + 1)..<end], to: &result)
+      start = end
+    }
+    result.append(bytes: path[start...])
+  }
+
+  /// The part before the query: the user information of an absolute-form target
+  /// (`scheme://user:password@host/…`) redacted, and the path's secret parameters.
+  private static func appendRedactingPath(_ path: Bytes, to result: inout [UInt8]) {
     let separator: [UInt8] = [.colon, .slash, .slash]
-    guard let schemeEnd = firstOffset(of: separator, in: path) else { return result.append(bytes: path) }
+    guard let schemeEnd = firstOffset(of: separator, in: path) else { return appendRedactingPathParameters(path, to: &result) }
     let authorityStart = schemeEnd + separator.count
     let authorityEnd = path[authorityStart...].firstIndex(ofByte: .slash) ?? path.endIndex
-    guard let at = path[authorityStart..<authorityEnd].lastIndex(of: .at) else {
-      return result.append(bytes: path)
+    if let at = path[authorityStart..<authorityEnd].lastIndex(of: .at) {
+      result.append(bytes: path[..<authorityStart])
+      if let colon = path[authorityStart..<at].firstIndex(ofByte: .colon) {
+        result.append(bytes: path[authorityStart...colon])
+      }
+      result.append(contentsOf: placeholderBytes)
+      result.append(bytes: path[at..<authorityEnd])
+    } else {
+      result.append(bytes: path[..<authorityEnd])
     }
-    result.append(bytes: path[..<authorityStart])
-    if let colon = path[authorityStart..<at].firstIndex(ofByte: .colon) {
-      result.append(bytes: path[authorityStart...colon])
-    }
-    result.append(contentsOf: placeholderBytes)
-    result.append(bytes: path[at...])
+    appendRedactingPathParameters(path[authorityEnd...], to: &result)
   }
 
   /// A run of a target's bytes.
@@ -334,6 +354,7 @@ extension UInt8 {
   fileprivate static let hash = UInt8(ascii: "#")
   fileprivate static let at = UInt8(ascii: "@")
   fileprivate static let ampersand = UInt8(ascii: "&")
+  fileprivate static let semicolon = UInt8(ascii: ";")
   fileprivate static let equals = UInt8(ascii: "=")
   fileprivate static let colon = UInt8(ascii: ":")
   fileprivate static let slash = UInt8(ascii: "/")

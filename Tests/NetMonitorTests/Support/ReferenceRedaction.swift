@@ -17,9 +17,9 @@ enum ReferenceRedaction {
   static func redact(_ target: String) -> String {
     let utf8 = target.utf8
     let mayHaveSecrets = { (byte: UInt8) in
-      byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@")
+      byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@") || byte == UInt8(ascii: ";")
     }
-    // Most targets have none of the three: found out on the bytes in place, once per record.
+    // Most targets have none of the four: found out on the bytes in place, once per record.
     guard
       utf8.withContiguousStorageIfAvailable({ $0.contains(where: mayHaveSecrets) })
         ?? utf8.contains(where: mayHaveSecrets)
@@ -28,7 +28,7 @@ enum ReferenceRedaction {
     var result = ""
     result.reserveCapacity(utf8.count + 16)
     let pathEnd = target.firstIndex { $0 == "?" || $0 == "#" } ?? target.endIndex
-    result += redactUserInfo(target[..<pathEnd])
+    result += redactPath(target[..<pathEnd])
     var rest = target[pathEnd...]
     while let separator = rest.first {
       // `?query` up to `#`, or `#fragment` up to the end.
@@ -87,21 +87,33 @@ enum ReferenceRedaction {
     for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
       if !first { result.append("&") }
       first = false
-      guard let equals = parameter.firstIndex(of: "=") else {
-        result += parameter
-        continue
-      }
-      let name = parameter[..<equals]
-      let value = parameter[parameter.index(after: equals)...]
-      if !value.isEmpty && (isSecretName(name) || looksLikeJWT(value)) {
-        result += name
-        result += "="
-        result += placeholder
-      } else {
-        result += parameter
-      }
+      result += redactParameter(parameter)
     }
     return result
+  }
+
+  /// One `name=value`, its value replaced when secret.
+  static func redactParameter(_ parameter: Substring) -> String {
+    guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
+    let name = parameter[..<equals]
+    let value = parameter[parameter.index(after: equals)...]
+    guard !value.isEmpty && (isSecretName(name) || looksLikeJWT(value)) else { return String(parameter) }
+    return name + "=" + placeholder
+  }
+
+  /// The part before the query: user information (`redactUserInfo`) in the authority of an
+  /// absolute-form target, then the path's segments, each's `;name=value` parameters redacted.
+  static func redactPath(_ path: Substring) -> String {
+    var pathStart = path.startIndex
+    if let offset = firstOffset(of: Array("://".utf8), in: Array(path.utf8)) {
+      let authorityStart = path.utf8.index(path.utf8.startIndex, offsetBy: offset + 3)
+      pathStart = path[authorityStart...].firstIndex(of: "/") ?? path.endIndex
+    }
+    let segments = path[pathStart...].split(separator: "/", omittingEmptySubsequences: false).map { segment in
+      let pieces = segment.split(separator: ";", omittingEmptySubsequences: false)
+      return ([String(pieces[0])] + pieces.dropFirst().map(redactParameter)).joined(separator: ";")
+    }
+    return redactUserInfo(path[..<pathStart]) + segments.joined(separator: "/")
   }
 
   /// The user information of an absolute-form target (`scheme://user:password@host/…`)
