@@ -129,15 +129,23 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   }
 
   /// The connection closed: a close-delimited response ends here, and so do exchanges whose
-  /// response ended but whose request never did (a body cut short).
+  /// response ended but whose request never did (a body cut short: its bytes so far), and requests
+  /// no response answered (``recordUnanswered(now:context:)``).
   func finish(now: UInt64, context: ExchangeContext) {
     takeOverFromReplay(requests: true, responses: true, context: context)
-    if !pointee.responses.hasGivenUp {
+    let responsesReadable = !pointee.responses.hasGivenUp
+    if responsesReadable {
       takeRequestKinds(now: now, context: context)
       pointer(to: \.responses)!.pointee.finish { event, head in
         responseEvent(event, status: head.pointee.status, now: now, context: context)
       }
     }
+    if !pointee.requests.hasGivenUp {
+      pointer(to: \.requests)!.pointee.finish { event, head in
+        requestEvent(event, head: head, now: now, context: context)
+      }
+    }
+    defer { if responsesReadable { recordUnanswered(now: now, context: context) } }
     // Usually every parked response was recorded by its request's side.
     guard pointee.responsesParked != pointee.recordedByRequests &+ pointee.recordedAtFinish else { return }
     for index in 0..<UInt32(HTTPExchanges.pendingCapacity) {
@@ -150,6 +158,28 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
           break
         }
       }
+    }
+  }
+
+  /// Requests that no response answered before the close (the server closed without one, the
+  /// client gave up waiting): recorded with no status (`no_response`), ending at the close, with
+  /// the informational responses' bytes for the first. Only the last ``HTTPExchanges/pendingCapacity``
+  /// requests are still in their slots, and only those whose head was read say what they were.
+  private func recordUnanswered(now: UInt64, context: ExchangeContext) {
+    let unanswered = pointee.requestsBegun &- pointee.responsesEnded
+    guard Int32(bitPattern: unanswered) > 0 else { return }
+    var sequence = pointee.requestsBegun &- Swift.min(unanswered, UInt32(HTTPExchanges.pendingCapacity))
+    while sequence != pointee.requestsBegun {
+      defer { sequence &+= 1 }
+      let half = requestHalf(sequence)
+      guard half.pointee.hasRequest,
+        cnm_load_u32(half.pointer(to: \.halves)!) == sequence << 2 | RequestHalf.requestEnded
+      else { continue }
+      cnm_store_u32(half.pointer(to: \.halves)!, sequence << 2 | 3)
+      pointee.recordedAtFinish &+= 1
+      let informational = sequence == pointee.responsesEnded ? pointee.informationalBytes : 0
+      record(sequence: sequence, response: ResponseHalf(status: 0, firstByte: 0, end: now, bytes: informational),
+             context: context)
     }
   }
 

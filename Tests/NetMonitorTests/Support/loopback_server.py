@@ -2,7 +2,9 @@
 """A loopback HTTP/1.1 server for the NetMonitor tests (127.0.0.1 only).
 
 Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks), /close/N (N bytes,
-close-delimited, HTTP/1.0 style), /status/CODE, and echoes POST bodies. Keep-alive by default.
+close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), and echoes
+POST bodies, but for POST /reject: 413 at once, the body left unread (drained for 0.3 s, then
+the connection closed). Keep-alive by default.
 With --tls CERT KEY it speaks HTTPS. Prints "PORT <n>" on stdout once listening, then serves until
 stdin closes or it is killed. Bounded: it exits by itself after --lifetime seconds (default 120).
 """
@@ -13,6 +15,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import time
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -57,12 +60,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send_body(200, b"z" * number, close=True)
         elif kind == "status":
             self._send_body(number, b"")
+        elif kind == "hangup":
+            self.close_connection = True
         else:
             self._send_body(404, b"not found\n")
 
     do_HEAD = do_GET
 
     def do_POST(self):
+        if self.path == "/reject":
+            self.send_response(413)
+            self.send_header("Content-Length", "0")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.settimeout(0.3)
+            deadline = time.monotonic() + 0.3
+            try:
+                while time.monotonic() < deadline and self.connection.recv(65536):
+                    pass
+            except OSError:
+                pass
+            return
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
         self._send_body(200, body)
