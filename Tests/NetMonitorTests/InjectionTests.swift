@@ -67,6 +67,24 @@ struct InjectionTests {
     #expect(monitored.stderr.hasSuffix("No records.\n"))
   }
 
+  @Test("a mistyped option is an error, never the command run")
+  func unknownOption() throws {
+    let (elfhook, _) = try Self.products()
+    let run = try ProgramRun.run([elfhook, "run", "--outptu", "x.jsonl", "--", "true"])
+    #expect(run.status == 64)
+    #expect(run.stderr.contains("Unknown option '--outptu'"), "\(run.stderr)")
+  }
+
+  @Test("the command starts with no signal ignored that elfhook's spawn chose (glibc's posix_spawn ignores 32 and 33)")
+  func signalDispositions() throws {
+    let (elfhook, _) = try Self.products()
+    let run = try ProgramRun.run([elfhook, "run", "--", "grep", "^SigIgn", "/proc/self/status"])
+    #expect(run.status == 0)
+    let mask = try #require(UInt64(String(decoding: run.stdout, as: UTF8.self).split(separator: "\t").last?
+      .trimmingCharacters(in: .whitespacesAndNewlines) ?? "", radix: 16))
+    #expect(mask & (1 << 31 | 1 << 32) == 0, "SigIgn \(String(mask, radix: 16))")
+  }
+
   @Test("a forked child that forks again does not deadlock (the engine's lock is fresh in each child)")
   func nestedForks() throws {
     let (elfhook, _) = try Self.products()

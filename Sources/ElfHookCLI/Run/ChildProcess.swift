@@ -26,6 +26,12 @@ struct ChildProcess {
     var defaults = sigset_t()
     sigemptyset(&defaults)
     for signal in forwardedSignals + [SIGCHLD] + (defaultSIGPIPE ? [SIGPIPE] : []) { sigaddset(&defaults, signal) }
+    // glibc's posix_spawn leaves its two internal signals (32 and 33: thread cancellation and
+    // setxid) ignored in the child, and an ignored signal stays ignored across exec. sigaddset
+    // refuses them, so their bits (signal n is bit n − 1) are set here.
+    withUnsafeMutableBytes(of: &defaults) { bits in
+      bits.storeBytes(of: bits.load(as: UInt64.self) | 1 << 31 | 1 << 32, as: UInt64.self)
+    }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 

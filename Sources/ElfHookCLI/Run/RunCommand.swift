@@ -58,6 +58,11 @@ struct RunCommand: ParsableCommand {
   func validate() throws {
     // The command is captured verbatim, so `elfhook run --help` would otherwise run "--help".
     if let first = command.first, first == "--help" || first == "-h" { throw CleanExit.helpRequest(self) }
+    // What is captured starts at the first word that is not one of the options above: one that
+    // starts with "-" (but for "--") is a mistyped option, never a command.
+    if let first = command.first, first != "--", first.hasPrefix("-") {
+      throw ValidationError("Unknown option '\(first)' (the command to run comes after --)")
+    }
     if arguments.isEmpty { throw ValidationError("Missing the command to run: elfhook run [OPTIONS] -- COMMAND [ARGS…]") }
   }
 
