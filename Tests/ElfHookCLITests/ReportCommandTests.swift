@@ -22,21 +22,22 @@ struct ReportCommandTests {
     #expect(try RecordFiles.load(paths: [first, second]).map { $0.jsonLine() } == lines)
   }
 
-  @Test("a bad line is one error naming the file and the line")
-  func badLine() throws {
+  @Test("lines that are not records are skipped and counted; a file with no record is one error naming the line")
+  func badLines() throws {
     let directory = try TemporaryDirectory("bad-line")
     defer { directory.remove() }
     let good = scenario.transactions.prefix(2).map { $0.jsonLine() }
-    let path = try directory.write(good.joined(separator: "\n") + "\n{\"kind\":\"http\",\"pid\":1}\n", to: "bad.jsonl")
-    #expect(throws: RecordFileError.badRecord(path: path, line: 3, reason: .missingField("process"))) {
-      try RecordFiles.load(paths: [path])
-    }
-    let truncated = try directory.write(good[0] + "\n" + good[1].prefix(30), to: "truncated.jsonl")
-    do {
-      _ = try RecordFiles.load(paths: [truncated])
-      Issue.record("a truncated line was accepted")
-    } catch {
-      #expect("\(error)".hasPrefix("\(truncated):2: not a record: malformed JSON"))
+    // A program's own stderr line among the records, and a last line cut short (its writer killed).
+    let mixed = try directory.write(
+      "warning: from the program\n" + good[0] + "\n{\"kind\":\"http\",\"pid\":1}\n" + good[1] + "\n" + good[1].prefix(30),
+      to: "mixed.jsonl")
+    var skipped: [RecordFiles.SkippedLines] = []
+    #expect(try RecordFiles.load(paths: [mixed]) { skipped.append($0) }.map { $0.jsonLine() } == good)
+    #expect(skipped.count == 1 && skipped[0].count == 3)
+    #expect(skipped.first?.description.hasPrefix("\(mixed): skipped 3 lines that are not records (the first, line 1: malformed JSON") == true)
+    let bad = try directory.write("{\"kind\":\"http\",\"pid\":1}\n", to: "bad.jsonl")
+    #expect(throws: RecordFileError.badRecord(path: bad, line: 1, reason: .missingField("process"))) {
+      try RecordFiles.load(paths: [bad])
     }
   }
 

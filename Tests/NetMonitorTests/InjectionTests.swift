@@ -472,5 +472,14 @@ struct InjectionTests {
       #expect(foreign.stderr.contains("belongs to user 65534"))
       #expect(try String(contentsOf: target, encoding: .utf8) == "precious\n")
     }
+    // A file of one's own is replaced, as `>` does, and left mode 0600 whatever it was.
+    let own = scratch.file("own.jsonl")
+    try "old\n".write(to: own, atomically: true, encoding: .utf8)
+    chmod(own.path, 0o644)
+    let replaced = try ProgramRun.run([elfhook, "run", "--output", own.path, "--", "true"])
+    #expect(replaced.status == 0)
+    #expect(try Data(contentsOf: own).isEmpty)
+    var status = stat()
+    #expect(stat(own.path, &status) == 0 && status.st_mode & 0o777 == 0o600)
   }
 }

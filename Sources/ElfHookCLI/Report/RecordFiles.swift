@@ -10,18 +10,41 @@ enum RecordFiles {
   /// Every record of `paths`, file after file, each in the order of its file. A record ring is
   /// read where it lies: its records are left in it for its consumer.
   ///
-  /// - Throws: `RecordFileError`: the first file that cannot be read, or the first line that is
-  ///   not a record (naming the file and the line).
-  static func load(paths: [String]) throws -> [Transaction] {
+  /// Lines of a JSON Lines file that are not records are skipped, and `skipped` hears of them
+  /// (once per file): a last line cut short by a writer that was killed or ran out of disk, or a
+  /// program's own lines in a stream captured with `--format jsonl 2>FILE`.
+  ///
+  /// - Throws: `RecordFileError`: the first file that cannot be read, or, for a file with no
+  ///   record at all, its first line that is not one (naming the file and the line).
+  static func load(paths: [String], skipped: (SkippedLines) -> Void = { _ in }) throws -> [Transaction] {
     var transactions: [Transaction] = []
     for path in paths {
       if isRecordRing(path) {
         try readRing(path) { transactions.append($0) }
-      } else {
-        try readJSONLines(path) { transactions.append($0) }
+        continue
       }
+      let before = transactions.count
+      var lines = SkippedLines(path: path)
+      try readJSONLines(path, skipping: &lines) { transactions.append($0) }
+      guard let first = lines.first else { continue }
+      if transactions.count == before { throw first }
+      skipped(lines)
     }
     return transactions
+  }
+
+  /// The lines of one file that were not records.
+  struct SkippedLines: CustomStringConvertible {
+    let path: String
+    var count = 0
+    /// The first of them, with its line number and why.
+    var first: RecordFileError?
+
+    var description: String {
+      let lines = count == 1 ? "1 line that is not a record" : "\(count) lines that are not records"
+      guard case .badRecord(_, let line, let reason) = first else { return "\(path): skipped \(lines)" }
+      return "\(path): skipped \(lines) (the first, line \(line): \(reason))"
+    }
   }
 
   /// Whether the file starts with a record ring's magic.
@@ -41,10 +64,13 @@ enum RecordFiles {
   }
 
   /// Calls `body` with each record of a JSON Lines file, streaming: a file of millions of records
-  /// is never held as one string. Blank lines are skipped.
+  /// is never held as one string. Blank lines are skipped; lines that are not records are counted
+  /// in `skipped`.
   ///
   /// The corresponding C function is `getline`.
-  private static func readJSONLines(_ path: String, _ body: (Transaction) -> Void) throws {
+  private static func readJSONLines(_ path: String, skipping skipped: inout SkippedLines, _ body: (Transaction) -> Void)
+    throws
+  {
     guard let file = fopen(path, "r") else {
       throw RecordFileError.unreadable(path: path, reason: String(cString: strerror(errno)))
     }
@@ -65,7 +91,8 @@ enum RecordFiles {
       do {
         body(try Transaction(jsonLine: line))
       } catch {
-        throw RecordFileError.badRecord(path: path, line: lineNumber, reason: error)
+        skipped.count += 1
+        if skipped.first == nil { skipped.first = .badRecord(path: path, line: lineNumber, reason: error) }
       }
     }
   }

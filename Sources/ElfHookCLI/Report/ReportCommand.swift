@@ -49,7 +49,7 @@ struct ReportCommand: ParsableCommand {
   func run() throws {
     let transactions: [Transaction]
     do {
-      transactions = try RecordFiles.load(paths: records)
+      transactions = try RecordFiles.load(paths: records) { Terminal.say($0.description) }
     } catch {
       throw CommandFailure.input("\(error)")
     }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// The `--output` file: created mode 0600, never through a symbolic link, and an existing file is
-/// replaced only when it is a regular file of our own.
+/// replaced only when it is a regular file of our own (truncated, as `>` does, and made 0600: the
+/// records name hosts and paths).
 final class RecordOutputFile {
   let path: String
   private let descriptor: Int32
@@ -22,6 +23,7 @@ final class RecordOutputFile {
       throw .input("refusing to overwrite \(path): it belongs to user \(status.st_uid)")
     }
     ftruncate(fd, 0)
+    fchmod(fd, 0o600)
     self.path = path
     descriptor = fd
   }
