@@ -83,6 +83,12 @@ struct InjectionTests {
     let mask = try #require(UInt64(String(decoding: run.stdout, as: UTF8.self).split(separator: "\t").last?
       .trimmingCharacters(in: .whitespacesAndNewlines) ?? "", radix: 16))
     #expect(mask & (1 << 31 | 1 << 32) == 0, "SigIgn \(String(mask, radix: 16))")
+    // What the caller ignored stays ignored (nohup's SIGHUP, `trap '' TERM`): bit n − 1 is signal n.
+    let trapped = try ProgramRun.run(["sh", "-c", "trap '' HUP TERM; exec \"$0\" run -- grep ^SigIgn /proc/self/status", elfhook])
+    let inherited = try #require(UInt64(String(decoding: trapped.stdout, as: UTF8.self).split(separator: "\t").last?
+      .trimmingCharacters(in: .whitespacesAndNewlines) ?? "", radix: 16))
+    #expect(inherited & (1 << (SIGHUP - 1) | 1 << (SIGTERM - 1)) == 1 << (SIGHUP - 1) | 1 << (SIGTERM - 1),
+      "SigIgn \(String(inherited, radix: 16))")
   }
 
   @Test("a forked child that forks again does not deadlock (the engine's lock is fresh in each child)")

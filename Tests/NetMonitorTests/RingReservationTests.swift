@@ -13,14 +13,8 @@ struct RingReservationTests {
   /// A python3 program making `count` connects to a port nobody listens on: `count` connection
   /// records (ECONNREFUSED), and the port. With `lookupFirst`, a name lookup before them: the
   /// injected C library creates the ring for its dns record, and hands it to the monitor.
-  static func refusedConnects(_ count: Int, lookupFirst: Bool = false) -> (program: String, port: UInt16) {
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(listener) }
-    var address = Sockets.address(0)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-    let port = UInt16(bigEndian: address.sin_port)
+  static func refusedConnects(_ count: Int, lookupFirst: Bool = false) throws -> (program: String, port: UInt16) {
+    let port = try Sockets.unusedPort()
     let program = """
       import socket
       \(lookupFirst ? "socket.getaddrinfo('localhost', 80)" : "")
@@ -67,7 +61,7 @@ struct RingReservationTests {
     let scratch = try InjectionTests.Scratch()
     defer { scratch.remove() }
     // 150 refused connects into a ring of 64 nobody drains.
-    let (program, port) = Self.refusedConnects(150)
+    let (program, port) = try Self.refusedConnects(150)
     let ring = try Self.runInjected(program, capacity: 64, in: scratch.url.path)
     #expect(Self.records(in: ring, port: port) == (refused: 64, lookups: 0))
     #expect(ring.droppedRecords == 150 - 64)
@@ -93,7 +87,7 @@ struct RingReservationTests {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     // A lookup first: the ring the C library made grows as the monitor writes into it.
-    let (program, port) = Self.refusedConnects(150, lookupFirst: true)
+    let (program, port) = try Self.refusedConnects(150, lookupFirst: true)
     let ring = try Self.runInjected(program, capacity: 4096, in: directory)
     #expect(Self.records(in: ring, port: port) == (refused: 150, lookups: 1))
     #expect(ring.droppedRecords == 0 && ring.reservationError == nil)
@@ -139,7 +133,7 @@ struct RingReservationTests {
     let (elfhook, _) = try InjectionTests.products()
     // A /dev/shm of 256 KiB, in a mount namespace of the run's own: the ring's stages of 8, 32 and
     // 128 records fit (~170 KB in all), its fourth (384: ~310 KB more) does not.
-    let (program, _) = Self.refusedConnects(150)
+    let (program, _) = try Self.refusedConnects(150)
     let script = "mount -t tmpfs -o size=256k tmpfs /dev/shm && exec \"$0\" run -- python3 -c \"$1\""
     let run = try ProgramRun.run(["unshare", "-m", "sh", "-c", script, elfhook, program])
     #expect(run.status == 0 && run.stdout == Data("done\n".utf8), "\(run.stderr)")

@@ -19,13 +19,15 @@ struct ChildProcess {
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
     // The child starts with the signal mask and dispositions the user's shell gave us, not with
-    // the signals we block to wait for them.
+    // the signals we block to wait for them: a signal the caller ignored (nohup's SIGHUP, a
+    // background job's SIGINT, `trap '' TERM`) stays ignored, and elfhook does not forward it either.
     var empty = sigset_t()
     sigemptyset(&empty)
     posix_spawnattr_setsigmask(&attributes, &empty)
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in forwardedSignals + [SIGCHLD] + (defaultSIGPIPE ? [SIGPIPE] : []) { sigaddset(&defaults, signal) }
+    for signal in forwardedSignals + [SIGCHLD] where !isIgnored(signal) { sigaddset(&defaults, signal) }
+    if defaultSIGPIPE { sigaddset(&defaults, SIGPIPE) }
     // glibc's posix_spawn leaves its two internal signals (32 and 33: thread cancellation and
     // setxid) ignored in the child, and an ignored signal stays ignored across exec. sigaddset
     // refuses them, so their bits (signal n is bit n − 1) are set here.
@@ -57,6 +59,14 @@ struct ChildProcess {
     }
     guard status == 0 else { throw SpawnError(command: arguments[0], errno: status) }
     return ChildProcess(pid: pid)
+  }
+
+  /// Whether `signal` is ignored in this process (as the caller left it: elfhook changes only
+  /// SIGPIPE's disposition, after reading it).
+  static func isIgnored(_ signal: Int32) -> Bool {
+    var action = sigaction()
+    sigaction(signal, nil, &action)
+    return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
   }
 
   /// Why the command could not be started, with the shell's exit status for it.

@@ -11,10 +11,7 @@ final class SignalRelay {
   let callerIgnoredSIGPIPE: Bool
 
   init() {
-    var previousAction = sigaction()
-    sigaction(SIGPIPE, nil, &previousAction)
-    callerIgnoredSIGPIPE =
-      unsafeBitCast(previousAction.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    callerIgnoredSIGPIPE = ChildProcess.isIgnored(SIGPIPE)
     signal(SIGPIPE, SIG_IGN)
     sigemptyset(&watched)
     for signal in ChildProcess.forwardedSignals + [SIGCHLD] { sigaddset(&watched, signal) }

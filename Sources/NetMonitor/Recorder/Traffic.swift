@@ -193,11 +193,36 @@ enum Traffic {
     }
   }
 
+  /// A non-blocking connect the host closed without asking how it ended (a happy-eyeballs client
+  /// closing the attempt that lost): the socket says. Failed: its error. Connected: no error,
+  /// and no connect time (when it completed is not known). Still in progress: the host gave up
+  /// on it, ECANCELED. errno is left as it was.
+  private static func connectUnchecked(_ fd: Int32, _ slot: UnsafeMutablePointer<ConnectionSlot>, isOpen: Bool) {
+    let saved = cnm_errno()
+    defer { cnm_set_errno(saved) }
+    var error: Int32 = ECANCELED
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    if isOpen, cnm_original().pointee.getsockopt!(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 {
+      var peer = sockaddr_storage()
+      var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+      let connected = withUnsafeMutablePointer(to: &peer) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &peerLength) == 0 }
+      }
+      if connected {
+        slot.pointee.core.phase = ConnectionCore.Phase.established
+        return
+      }
+      error = ECANCELED
+    }
+    failed(slot, call: .connect, code: error == EINPROGRESS || error == EALREADY ? ECANCELED : error)
+    slot.pointee.core.connectEnd = 0
+  }
+
   /// Starts tracking a connection on `fd`: a client after connect, a server after accept.
   static func open(
     _ fd: Int32, role: UInt8, transport: UInt8, peer: PeerAddress, start: UInt64
   ) -> UnsafeMutablePointer<ConnectionSlot>? {
-    if ConnectionTable.tracked(fd) != nil { closed(fd) }  // closed behind our back (fclose, dup2)
+    if ConnectionTable.tracked(fd) != nil { closed(fd, isOpen: false) }  // closed behind our back (fclose, dup2)
     guard let slot = ConnectionTable.track(fd) else { return nil }
     slot.pointee.core.id = Recorder.nextConnectionID()
     slot.pointee.core.fd = fd
@@ -224,16 +249,14 @@ enum Traffic {
     slot.pointer(to: \.http)!.finish(now: MonotonicClock.now(), context: exchangeContext(slot))
   }
 
-  /// `fd` is being closed: its connection record goes to the recorder.
-  static func closed(_ fd: Int32) {
+  /// `fd` is being closed: its connection record goes to the recorder. `isOpen`: the descriptor is
+  /// still the connection's socket (not closed behind our back and reused), so it can be asked how
+  /// a connect the host never checked on ended.
+  static func closed(_ fd: Int32, isOpen: Bool = true) {
     guard let slot = ConnectionTable.tracked(fd) else { return }
     ConnectionTable.untrack(fd)
     finishResponses(slot)
-    if slot.pointee.core.phase == ConnectionCore.Phase.connecting {
-      // Closed while the connect was still in progress: the host gave up waiting.
-      failed(slot, call: .connect, code: ETIMEDOUT)
-      slot.pointee.core.connectEnd = 0
-    }
+    if slot.pointee.core.phase == ConnectionCore.Phase.connecting { connectUnchecked(fd, slot, isOpen: isOpen) }
     let end = MonotonicClock.now()
     slot.pointee.core.httpExchanges = slot.pointee.http.recorded
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)

@@ -18,6 +18,19 @@ enum Sockets {
     return address
   }
 
+  /// A port of 127.0.0.1 that nobody listens on: bound, then closed (a connect to it is refused).
+  static func unusedPort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var bound = address(0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let result = withUnsafeMutablePointer(to: &bound) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard result else { throw Failure(call: "bind", code: errno) }
+    return UInt16(bigEndian: bound.sin_port)
+  }
+
   /// A blocking TCP connection to 127.0.0.1:`port`.
   static func connect(_ port: UInt16) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
