@@ -37,24 +37,38 @@ static bool parse_capacity(const char *value, size_t *capacity) {
   return true;
 }
 
+/* The directory part of `pattern` in `directory` (PATH_MAX bytes); false when it is too long. */
+static bool output_directory(const char *pattern, char directory[PATH_MAX]) {
+  const char *slash = strrchr(pattern, '/');
+  if (!slash) strcpy(directory, ".");
+  else if (slash == pattern) strcpy(directory, "/");
+  else if ((size_t)(slash - pattern) < PATH_MAX) {
+    memcpy(directory, pattern, (size_t)(slash - pattern));
+    directory[slash - pattern] = 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 /* The directory the rings go to must exist and be writable: checked now, so that a wrong
  * ELFHOOK_OUTPUT is reported when the process starts, not at its first connection. A directory
  * part with a pattern in it is left to the ring's creation. */
 static bool check_output_directory(const char *pattern, char *problem, size_t size) {
-  const char *slash = strrchr(pattern, '/');
   char directory[PATH_MAX];
-  if (!slash) strcpy(directory, ".");
-  else if (slash == pattern) strcpy(directory, "/");
-  else if ((size_t)(slash - pattern) < sizeof directory) {
-    memcpy(directory, pattern, (size_t)(slash - pattern));
-    directory[slash - pattern] = 0;
-  } else {
+  if (!output_directory(pattern, directory)) {
     snprintf(problem, size, "cannot create the record file %s: %s", pattern, strerror(ENAMETOOLONG));
     return false;
   }
   if (strchr(directory, '%') || access(directory, W_OK | X_OK) == 0) return true;
   snprintf(problem, size, "cannot create the record file %s: %s", pattern, strerror(errno));
   return false;
+}
+
+bool elfhook_run_is_over(const elfhook_preload_configuration *configuration) {
+  char directory[PATH_MAX];
+  return configuration->run_owned && output_directory(configuration->output, directory) &&
+         access(directory, F_OK) != 0 && errno == ENOENT;
 }
 
 elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configuration *configuration, char *problem,
@@ -89,6 +103,9 @@ elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configur
              MAX_CAPACITY, capacity);
     return ELFHOOK_INVALID;
   }
+  const char *run = getenv("ELFHOOK_RUN");
+  configuration->run_owned = is_set(run) && strcmp(run, "1") == 0;
+  if (elfhook_run_is_over(configuration)) return ELFHOOK_DISABLED;
   if (!check_output_directory(configuration->output, problem, size)) return ELFHOOK_INVALID;
   return ELFHOOK_CONFIGURED;
 }

@@ -38,7 +38,7 @@ static cnm_queue *ring_for(const elfhook_preload_configuration *configuration) {
     cnm_pid = (int32_t)getpid();
     ring.queue = cnm_ring_create(configuration->output, configuration->capacity, CNM_RECORD_SLOT_SIZE,
                                  CNM_RECORD_LAYOUT, CNM_RING_FIRST_RECORDS, ring.path, sizeof ring.path);
-    if (!ring.queue && configuration->log != ELFHOOK_LOG_OFF) {
+    if (!ring.queue && configuration->log != ELFHOOK_LOG_OFF && !elfhook_run_is_over(configuration)) {
       elfhook_say_unmonitored("cannot create the record file %s: %s", ring.path[0] ? ring.path : configuration->output,
                               strerror(errno));
     }

@@ -321,6 +321,41 @@ struct InjectionTests {
     #expect(run.stderr.contains("waiting for the processes it left running"))
   }
 
+  @Test("a process left running after elfhook run stopped waiting says nothing of the run's removed directory")
+  func survivorStaysQuiet() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let survivorOutput = scratch.file("survivor.txt")
+    // The survivor, after the run ended: a python3 started then (its constructor), one already
+    // loaded that connects then (its monitor), and a child it forks then (the fork handler).
+    let url = "http://127.0.0.1:\(server.port)/bytes/5"
+    let program = """
+      import os, time, urllib.request
+      time.sleep(1.5)
+      urllib.request.urlopen("\(url)").read()
+      if os.fork() == 0:
+          urllib.request.urlopen("\(url)").read()
+          os._exit(0)
+      os.wait()
+      os.system("curl -s -o /dev/null \(url) && echo fetched")
+      """
+    let script = "(python3 -c '\(program)' >\(survivorOutput.path) 2>&1) & exit 0"
+    let run = try SpawnedProgram([elfhook, "run", "--", "sh", "-c", script])
+    Thread.sleep(forTimeInterval: 0.7)
+    kill(run.process.processIdentifier, SIGTERM)
+    run.process.waitUntilExit()
+    let deadline = Date().addingTimeInterval(15)
+    var text = ""
+    while Date() < deadline {
+      text = (try? String(contentsOf: survivorOutput, encoding: .utf8)) ?? ""
+      if text.contains("fetched") { break }
+      Thread.sleep(forTimeInterval: 0.2)
+    }
+    #expect(text == "fetched\n")
+  }
+
   @Test("a forked child records into a ring of its own, without the parent's connections")
   func forkedChild() throws {
     let (elfhook, _) = try Self.products()

@@ -33,6 +33,10 @@ typedef struct elfhook_preload_configuration {
   char output[PATH_MAX];
   size_t capacity;    /* ELFHOOK_BUFFER_RECORDS: records a ring holds (default 4096) */
   elfhook_log_level log; /* ELFHOOK_LOG: off, error (the default), info */
+  /* ELFHOOK_RUN=1, set by `elfhook run`: the output directory is the run's, removed when the run
+   * ends. A process still running then (a daemon the command left, which the run stopped waiting
+   * for) runs unmonitored without a word: see elfhook_run_is_over. */
+  bool run_owned;
 } elfhook_preload_configuration;
 
 typedef enum {
@@ -42,9 +46,12 @@ typedef enum {
 } elfhook_configuration_status;
 
 /* Reads the environment. On ELFHOOK_INVALID, `problem` (of `size` bytes) says why, and
- * `configuration->log` holds the level to report it at. */
+ * `configuration->log` holds the level to report it at. A process started after its `elfhook run`
+ * ended is ELFHOOK_DISABLED. */
 elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configuration *configuration, char *problem,
                                                         size_t size);
+/* Whether the output directory belongs to an `elfhook run` that has ended (and removed it). */
+bool elfhook_run_is_over(const elfhook_preload_configuration *configuration);
 
 /* ---- diagnostics (diagnostics.c) -------------------------------------------------------------- */
 

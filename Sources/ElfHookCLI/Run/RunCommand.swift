@@ -85,6 +85,8 @@ struct RunCommand: ParsableCommand {
     let preloaded = environment["LD_PRELOAD"].flatMap { $0.isEmpty ? nil : $0 }
     environment["LD_PRELOAD"] = preloaded.map { library + ":" + $0 } ?? library
     environment["ELFHOOK_OUTPUT"] = collector.outputPattern
+    // The directory is the run's: once it is removed, processes the command left say nothing.
+    environment["ELFHOOK_RUN"] = "1"
     if let reason = CommandPreflight.unmonitoredReason(command: arguments[0], environment: environment) {
       Terminal.say("\(reason); it runs unmonitored")
     }
