@@ -66,6 +66,12 @@ struct RingReservationTests {
     #expect(Self.records(in: ring, port: port) == (refused: 64, lookups: 0))
     #expect(ring.droppedRecords == 150 - 64)
     #expect(ring.reservationError == nil)
+    // `elfhook report` on the ring says so too.
+    let (elfhook, _) = try InjectionTests.products()
+    let report = try ProgramRun.run([elfhook, "report", ring.path])
+    let text = String(decoding: report.stdout, as: UTF8.self)
+    #expect(report.status == 0)
+    #expect(text.contains("86 records were dropped (\(ring.path) was full: its process recorded faster than it was read)"), "\(text)")
   }
 
   /// The bytes of a ring file (`size` bytes, `capacity` slots of `slotSize`) that hold memory once

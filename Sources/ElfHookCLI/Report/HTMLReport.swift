@@ -19,9 +19,11 @@ enum HTMLReport {
   /// - Parameters:
   ///   - transactions: The records to report.
   ///   - title: The page's title and heading.
-  static func render(_ transactions: [Transaction], title: String) -> String {
+  ///   - droppedRecords: Records the processes dropped (their record rings were full).
+  static func render(_ transactions: [Transaction], title: String, droppedRecords: UInt64 = 0) -> String {
     var summary = TransactionSummary(slowestCapacity: 0)
     for transaction in transactions { summary.add(transaction) }
+    summary.droppedRecords = droppedRecords
     let requests = TimedRequest.all(in: transactions)
     let others = recordsWithoutHTTP(transactions)
     let axis = TimeAxis(

@@ -16,11 +16,16 @@ enum RecordFiles {
   ///
   /// - Throws: `RecordFileError`: the first file that cannot be read, or, for a file with no
   ///   record at all, its first line that is not one (naming the file and the line).
-  static func load(paths: [String], skipped: (SkippedLines) -> Void = { _ in }) throws -> [Transaction] {
+  ///
+  /// A record ring also says how many records its process dropped (the ring was full): `dropped`
+  /// hears of each ring that did.
+  static func load(
+    paths: [String], skipped: (SkippedLines) -> Void = { _ in }, dropped: (RingDrops) -> Void = { _ in }
+  ) throws -> [Transaction] {
     var transactions: [Transaction] = []
     for path in paths {
       if isRecordRing(path) {
-        try readRing(path) { transactions.append($0) }
+        try readRing(path, dropped: dropped) { transactions.append($0) }
         continue
       }
       let before = transactions.count
@@ -55,12 +60,26 @@ enum RecordFiles {
     return fread(&magic, 1, 8, file) == 8 && magic == Array("ELFHOOK\u{01}".utf8)
   }
 
-  private static func readRing(_ path: String, _ body: (Transaction) -> Void) throws {
+  /// The records one ring's process dropped, and why.
+  struct RingDrops {
+    let count: UInt64
+    /// As the summary puts it: the ring full, or the memory for more of it not had.
+    let reason: String
+  }
+
+  private static func readRing(_ path: String, dropped: (RingDrops) -> Void, _ body: (Transaction) -> Void) throws {
+    let ring: RecordRing
     do {
-      try RecordRing(path: path).forEachPublishedRecord(body)
+      ring = try RecordRing(path: path)
     } catch {
       throw RecordFileError.unreadable(path: path, reason: error.description)
     }
+    ring.forEachPublishedRecord(body)
+    guard ring.droppedRecords > 0 else { return }
+    let reason =
+      ring.reservationError.map { "\(ring.process) \(ring.pid) could not reserve more of \(path): \(String(cString: strerror($0)))" }
+      ?? "\(path) was full: its process recorded faster than it was read"
+    dropped(RingDrops(count: ring.droppedRecords, reason: reason))
   }
 
   /// Calls `body` with each record of a JSON Lines file, streaming: a file of millions of records

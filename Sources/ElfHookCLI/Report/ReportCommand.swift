@@ -48,22 +48,34 @@ struct ReportCommand: ParsableCommand {
 
   func run() throws {
     let transactions: [Transaction]
+    var drops = Drops()
     do {
-      transactions = try RecordFiles.load(paths: records) { Terminal.say($0.description) }
+      transactions = try RecordFiles.load(paths: records, skipped: { Terminal.say($0.description) }) { ring in
+        drops.count += ring.count
+        drops.reason = drops.reason ?? ring.reason
+      }
     } catch {
       throw CommandFailure.input("\(error)")
     }
     let width = TerminalCapabilities.width(of: STDOUT_FILENO)
-    print(text(transactions, width: width, color: TerminalCapabilities.supportsColor(STDOUT_FILENO)))
+    print(text(transactions, drops: drops, width: width, color: TerminalCapabilities.supportsColor(STDOUT_FILENO)))
     if let html {
-      try writeHTML(transactions, to: html)
+      try writeHTML(transactions, drops: drops, to: html)
     }
   }
 
+  /// Records the processes dropped (their rings were full), and why, said of the first such ring.
+  struct Drops {
+    var count: UInt64 = 0
+    var reason: String?
+  }
+
   /// What the command prints: the summary, then the waterfall when asked for.
-  func text(_ transactions: [Transaction], width: Int, color: Bool) -> String {
+  func text(_ transactions: [Transaction], drops: Drops = Drops(), width: Int, color: Bool) -> String {
     var summary = TransactionSummary()
     for transaction in transactions { summary.add(transaction) }
+    summary.droppedRecords = drops.count
+    summary.dropReason = drops.reason
     var text = renderSummary(summary, width: width, color: color)
     if waterfall {
       text += "\n\n" + renderWaterfall(TimedRequest.all(in: transactions), width: width, color: color)
@@ -71,10 +83,11 @@ struct ReportCommand: ParsableCommand {
     return text
   }
 
-  private func writeHTML(_ transactions: [Transaction], to path: String) throws {
+  private func writeHTML(_ transactions: [Transaction], drops: Drops, to path: String) throws {
     let title = "elfhook report: " + records.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
     do {
-      try HTMLReport.render(transactions, title: title).write(toFile: path, atomically: true, encoding: .utf8)
+      try HTMLReport.render(transactions, title: title, droppedRecords: drops.count)
+        .write(toFile: path, atomically: true, encoding: .utf8)
     } catch {
       throw CommandFailure.input("cannot write \(path): \((error as NSError).localizedDescription)")
     }
