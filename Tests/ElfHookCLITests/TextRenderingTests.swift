@@ -37,6 +37,25 @@ struct TextRenderingTests {
     return Array(lines[(start + 1)...].prefix { !$0.isEmpty })
   }
 
+  @Test("a request's address in every target form: origin, absolute (to a proxy), CONNECT's authority, OPTIONS *")
+  func requestAddresses() {
+    func record(_ method: String, _ target: String) -> HTTPRecord {
+      ExportMappingTests.record(method: method, host: "proxy.example:3128", target: target)
+    }
+    let cases: [(HTTPRecord, address: String, endpoint: String)] = [
+      (record("GET", "/a/b?q=1"), "proxy.example:3128/a/b?q=1", "GET proxy.example:3128/a/b"),
+      (record("GET", "http://origin.example:8080/p?x=1"), "origin.example:8080/p?x=1", "GET proxy.example:3128/p"),
+      (record("GET", "http://origin.example"), "origin.example", "GET proxy.example:3128/"),
+      (record("CONNECT", "origin.example:443"), "origin.example:443", "CONNECT proxy.example:3128"),
+      (record("OPTIONS", "*"), "proxy.example:3128 *", "OPTIONS proxy.example:3128 *"),
+    ]
+    for (http, address, endpoint) in cases {
+      #expect(RequestAddress(http).description == address)
+      #expect(requestLabel(http) == "\(http.method) \(address)")
+      #expect(EndpointKey(http).description == endpoint)
+    }
+  }
+
   @Test("the summary fits the width, aligns its columns and shows every section", arguments: [72, 100, 160])
   func summaryLayout(width: Int) {
     let text = renderSummary(summary, width: width, color: false)

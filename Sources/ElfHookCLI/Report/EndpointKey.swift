@@ -17,8 +17,8 @@ struct EndpointKey: Hashable, CustomStringConvertible {
     self.path = path
   }
 
-  /// `GET example.com:443/path`.
-  var description: String { "\(method) \(host)\(path)" }
+  /// `GET example.com:443/path`; `CONNECT example.com:443`; `OPTIONS example.com *`.
+  var description: String { path.isEmpty || path.hasPrefix("/") ? "\(method) \(host)\(path)" : "\(method) \(host) \(path)" }
 
   /// The path of a request target: the origin form (`/a/b?q`) up to its query, or the path of an
   /// absolute form (`http://host/a/b?q`, what a client sends a proxy).
@@ -32,6 +32,8 @@ struct EndpointKey: Hashable, CustomStringConvertible {
 
   private static func path(of target: String, in bytes: UnsafeBufferPointer<UInt8>) -> String {
     var start = 0
+    // Authority form (CONNECT's `host:port`): the endpoint is the host alone.
+    if bytes.first != UInt8(ascii: "/") && bytes.first != UInt8(ascii: "*") && schemeSeparator(in: bytes) == nil { return "" }
     if let scheme = schemeSeparator(in: bytes) {
       let authority = scheme + 3
       guard let slash = bytes[authority...].firstIndex(of: UInt8(ascii: "/")) else { return "/" }

@@ -58,11 +58,12 @@ extension HTMLReport {
 
   private static func requestRow(_ request: TimedRequest, number: Int, _ axis: TimeAxis) -> String {
     let http = request.http
+    let address = RequestAddress(http)
     let phases = request.phases
     var start = axis.offsetMs(request.startUnixNs)
     var segments: [String] = []
     var tooltip = [
-      "\(http.method) \(http.host ?? HostKey(http).description)\(http.target)", "starts at +\(Units.duration(start))",
+      "\(http.method) \(address.description)", "starts at +\(Units.duration(start))",
     ]
     for phase in RequestPhase.allCases where phases[phase] > 0 {
       segments.append(segment(phase.cssClass, from: start, ms: phases[phase], axis))
@@ -78,8 +79,8 @@ extension HTMLReport {
       data-size="\(http.responseBytes)" data-duration="\(decimal(http.durationMs.isFinite ? http.durationMs : 0))">\
       <td class="num">\(number)</td><td class="method">\(htmlEscaped(http.method))</td>\
       <td class="num \(statusClass)">\(status)</td>\
-      <td class="target" title="\(htmlEscaped(http.scheme.rawValue + "://" + (http.host ?? HostKey(http).description) + http.target))">\
-      <span class="host">\(htmlEscaped(http.host ?? HostKey(http).description))</span>\(htmlEscaped(http.target))</td>\
+      <td class="target" title="\(htmlEscaped(http.scheme.rawValue + "://" + address.description))">\
+      <span class="host">\(htmlEscaped(address.host))</span>\(htmlEscaped(address.target))</td>\
       <td class="num" title="request \(Units.bytes(http.requestBytes)), response \(Units.bytes(http.responseBytes))">\(Units.bytes(http.responseBytes))</td>\
       <td class="num">\(Units.duration(http.durationMs))</td>\
       <td class="timeline"><div class="track" title="\(htmlEscaped(tooltip.joined(separator: "\n")))">\(segments.joined())</div></td></tr>

@@ -176,7 +176,7 @@ private func section(
 
 /// `GET example.com/path?q`: what a reader recognizes of a request, terminal-safe.
 func requestLabel(_ http: HTTPRecord) -> String {
-  printable("\(http.method) \(http.host ?? HostKey(http).description)\(http.target)")
+  printable("\(http.method) \(RequestAddress(http).description)")
 }
 
 /// The status, red for a failure (5xx, or `-` when no response came).

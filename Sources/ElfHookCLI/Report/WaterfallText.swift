@@ -13,7 +13,7 @@ func renderWaterfall(_ requests: [TimedRequest], width: Int, color: Bool) -> Str
   let offsets = requests.map { axis.offsetMs($0.startUnixNs) }
 
   let methods = requests.map { printable(String($0.http.method.prefix(7))) }
-  let labels = requests.map { printable(($0.http.host ?? HostKey($0.http).description) + $0.http.target) }
+  let labels = requests.map { printable(RequestAddress($0.http).description) }
   let durations = requests.map { Units.duration($0.http.durationMs) }
   let methodWidth = methods.map(\.count).max() ?? 0
   let durationWidth = durations.map(\.count).max() ?? 0
