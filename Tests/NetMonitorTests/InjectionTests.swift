@@ -356,6 +356,31 @@ struct InjectionTests {
     #expect(text == "fetched\n")
   }
 
+  @Test("a dual-stack socket connecting to an IPv4-mapped address gets the lookup's host and time")
+  func mappedAddress() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
+    // As Java connects: an AF_INET6 socket to ::ffff:127.0.0.1 for the lookup's 127.0.0.1.
+    let program = """
+      import socket
+      address = socket.getaddrinfo("localhost", \(server.port), socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+      s = socket.socket(socket.AF_INET6)
+      s.connect(("::ffff:" + address, \(server.port)))
+      s.sendall(b"GET /bytes/3 HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n")
+      while s.recv(4096): pass
+      s.close()
+      """
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", "python3", "-c", program])
+    #expect(run.status == 0, "\(run.stderr)")
+    let connection = try #require(Self.connectionRecords(try Self.records(in: output), port: server.port).first)
+    #expect(connection.peerAddress == "::ffff:127.0.0.1")
+    #expect(connection.host == "localhost")
+    #expect(connection.dnsMs != nil)
+  }
+
   @Test("a forked child records into a ring of its own, without the parent's connections")
   func forkedChild() throws {
     let (elfhook, _) = try Self.products()

@@ -28,6 +28,20 @@ struct PeerAddress: BitwiseCopyable {
 
   var isInternet: Bool { family == UInt16(AF_INET) || family == UInt16(AF_INET6) }
 
+  /// The IPv4 address an IPv4-mapped IPv6 one (`::ffff:127.0.0.1`: what a dual-stack socket, as
+  /// Java's, connects to for an IPv4 answer) stands for; any other address as it is.
+  var unmapped: PeerAddress {
+    let isMapped = withUnsafeBytes(of: bytes) { raw in
+      raw.loadUnaligned(as: UInt64.self) == 0 && raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self) == UInt32(0x0000_ffff).bigEndian
+    }
+    guard family == UInt16(AF_INET6), isMapped else { return self }
+    var address = PeerAddress()
+    address.family = UInt16(AF_INET)
+    address.port = port
+    for index in 0..<4 { address.bytes[index] = bytes[12 + index] }
+    return address
+  }
+
   /// Same address, ignoring the port (what a name resolution returns).
   /// Compares the address as words, not byte by byte: a ring's consumer asks once per record.
   func sameHost(as other: PeerAddress) -> Bool {

@@ -39,13 +39,15 @@ enum Resolutions {
   }
 
   /// The most recent resolution that returned `address`; nil when none, or when the table is busy.
+  /// An IPv4-mapped IPv6 address (a dual-stack socket's) is its IPv4 one, on either side.
   static func lookUp(_ address: PeerAddress) -> Entry? {
-    table.withLockIfAvailable { table -> Entry? in
+    let wanted = address.unmapped
+    return table.withLockIfAvailable { table -> Entry? in
       var index = table.next
       for _ in 0..<Table.capacity {
         index &-= 1
         let entry = table.entries[(index % Table.capacity + Table.capacity) % Table.capacity]
-        if entry.address.sameHost(as: address) { return entry }
+        if entry.address.unmapped.sameHost(as: wanted) { return entry }
       }
       return nil
     } ?? nil
