@@ -72,6 +72,13 @@ struct RingReservationTests {
     let text = String(decoding: report.stdout, as: UTF8.self)
     #expect(report.status == 0)
     #expect(text.contains("86 records were dropped (\(ring.path) was full: its process recorded faster than it was read)"), "\(text)")
+    // A copy of its first 8 KiB is a ring cut short, and said so once.
+    let copy = scratch.file("copy.ring")
+    try Data(contentsOf: URL(fileURLWithPath: ring.path)).prefix(8192).write(to: copy)
+    let size = try #require(FileManager.default.attributesOfItem(atPath: ring.path)[.size] as? Int)
+    let cut = try ProgramRun.run([elfhook, "report", copy.path])
+    #expect(cut.status == 1)
+    #expect(cut.stderr == "elfhook: cannot read \(copy.path): a record ring cut short: 8192 bytes of the \(size) its header names\n", "\(cut.stderr)")
   }
 
   /// The bytes of a ring file (`size` bytes, `capacity` slots of `slotSize`) that hold memory once

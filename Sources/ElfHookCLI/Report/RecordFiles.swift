@@ -72,7 +72,7 @@ enum RecordFiles {
     do {
       ring = try RecordRing(path: path)
     } catch {
-      throw RecordFileError.unreadable(path: path, reason: error.description)
+      throw RecordFileError.unreadable(path: path, reason: error.reason)
     }
     ring.forEachPublishedRecord(body)
     guard ring.droppedRecords > 0 else { return }

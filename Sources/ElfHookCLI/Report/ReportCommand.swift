@@ -85,12 +85,15 @@ struct ReportCommand: ParsableCommand {
 
   private func writeHTML(_ transactions: [Transaction], drops: Drops, to path: String) throws {
     let title = "elfhook report: " + records.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
-    do {
-      try HTMLReport.render(transactions, title: title, droppedRecords: drops.count)
-        .write(toFile: path, atomically: true, encoding: .utf8)
-    } catch {
-      throw CommandFailure.input("cannot write \(path): \((error as NSError).localizedDescription)")
+    let page = HTMLReport.render(transactions, title: title, droppedRecords: drops.count)
+    // Never through a symbolic link (a planted one in /tmp); the system's reason when it fails.
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    guard fd >= 0 else {
+      let reason = errno == ELOOP ? "it is a symbolic link; refusing to follow it" : String(cString: strerror(errno))
+      throw CommandFailure.input("cannot write \(path): \(reason)")
     }
+    defer { close(fd) }
+    guard writeAll(fd, page) else { throw CommandFailure.input("cannot write \(path): \(String(cString: strerror(errno)))") }
     FileHandle.standardError.write(Data("elfhook: wrote \(path)\n".utf8))
   }
 }

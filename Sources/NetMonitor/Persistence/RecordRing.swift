@@ -10,16 +10,25 @@ public final class RecordRing {
   /// Why a file could not be read as a record ring.
   public enum OpenError: Error, CustomStringConvertible, Equatable {
     case cannotOpen(path: String, errno: Int32)
-    /// Not a record ring, or one written by a build with another record layout.
-    case notARing(path: String)
+    /// Not a record ring, one written by a build with another record layout, or one cut short
+    /// (copied in part): `reason` says which.
+    case notARing(path: String, reason: String)
 
     public var description: String {
       switch self {
-      case .cannotOpen(let path, let errno): "\(path): \(String(cString: strerror(errno)))"
-      case .notARing(let path):
-        "\(path): not a record ring of this elfhook version (wrong magic, version or record layout)"
+      case .cannotOpen(let path, _), .notARing(let path, _): "\(path): \(reason)"
       }
     }
+
+    /// What is wrong, without the path.
+    public var reason: String {
+      switch self {
+      case .cannotOpen(_, let errno): String(cString: strerror(errno))
+      case .notARing(_, let reason): reason
+      }
+    }
+
+    static let otherVersion = "not a record ring of this elfhook version (wrong magic, version or record layout)"
   }
 
   public let path: String
@@ -43,15 +52,19 @@ public final class RecordRing {
     var status = Glibc.stat()
     guard fstat(fd, &status) == 0 else { throw .cannotOpen(path: path, errno: errno) }
     guard (status.st_mode & S_IFMT) == S_IFREG, status.st_size >= 4096 else {
-      throw .notARing(path: path)
+      throw .notARing(path: path, reason: OpenError.otherVersion)
     }
     let size = Int(status.st_size)
     guard let memory = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), memory != MAP_FAILED else {
       throw .cannotOpen(path: path, errno: errno)
     }
     guard let header = cnm_ring_header_check(memory, size, RawRecord.layout) else {
+      let named = memory.load(fromByteOffset: MemoryLayout<cnm_ring_header>.offset(of: \.file_size)!, as: UInt64.self)
+      let magic = memcmp(memory, CNM_RING_MAGIC, 8) == 0
       munmap(memory, size)
-      throw .notARing(path: path)
+      let reason = magic && named > UInt64(size)
+        ? "a record ring cut short: \(size) bytes of the \(named) its header names" : OpenError.otherVersion
+      throw .notARing(path: path, reason: reason)
     }
     self.path = path
     self.memory = memory
