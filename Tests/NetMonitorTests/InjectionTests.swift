@@ -220,6 +220,15 @@ struct InjectionTests {
     let run = try ProgramRun.run([elfhook, "run", "--", "no-such-command-elfhook"])
     #expect(run.status == 127)
     #expect(run.stderr == "elfhook: no-such-command-elfhook: command not found\n")
+    // A script whose interpreter is missing is there: what is missing is said, as a shell says it.
+    let scripts = try Scratch()
+    defer { scripts.remove() }
+    let orphanScript = scripts.file("orphan-script")
+    try "#!/nonexistent/interpreter\n".write(to: orphanScript, atomically: true, encoding: .utf8)
+    chmod(orphanScript.path, 0o755)
+    let orphan = try ProgramRun.run([elfhook, "run", "--", orphanScript.path])
+    #expect(orphan.status == 127)
+    #expect(orphan.stderr.hasPrefix("elfhook: \(orphanScript.path): cannot execute: required file not found"), "\(orphan.stderr)")
     // Not a program: a directory is refused as a shell refuses it; a script without `#!` runs
     // under /bin/sh, as a shell runs it.
     let directory = try ProgramRun.run([elfhook, "run", "--", "/etc"])

@@ -57,7 +57,13 @@ struct ChildProcess {
       }
       status = posix_spawn(&pid, "/bin/sh", nil, &attributes, Array(shellArgv), envp)
     }
-    guard status == 0 else { throw SpawnError(command: arguments[0], errno: status) }
+    guard status == 0 else {
+      // ENOENT for a file that is there: what it needs to run is not (its #! interpreter, or the
+      // ELF loader it names), as the shell says it.
+      let path = CommandPreflight.resolve(arguments[0], searchPath: environment["PATH"] ?? "/usr/bin:/bin")
+      let exists = path.map { access($0, F_OK) == 0 } ?? false
+      throw SpawnError(command: arguments[0], errno: status, fileExists: exists)
+    }
     return ChildProcess(pid: pid)
   }
 
@@ -73,9 +79,14 @@ struct ChildProcess {
   struct SpawnError: Error, CustomStringConvertible {
     var command: String
     var errno: Int32
+    /// The command's file exists (a missing interpreter or loader gives ENOENT too).
+    var fileExists = false
     var exitStatus: Int32 { errno == ENOENT ? 127 : 126 }
     var description: String {
-      errno == ENOENT ? "\(command): command not found" : "\(command): \(String(cString: strerror(errno)))"
+      guard errno == ENOENT else { return "\(command): \(String(cString: strerror(errno)))" }
+      return fileExists
+        ? "\(command): cannot execute: required file not found (its #! interpreter, or the loader it names)"
+        : "\(command): command not found"
     }
   }
 }
