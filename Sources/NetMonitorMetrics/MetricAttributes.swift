@@ -15,10 +15,12 @@ enum MetricAttributes {
   }
 
   /// `error.type` of an exchange: the status as text when it is an error for `role` (≥ 400 seen
-  /// by a client, ≥ 500 by a server), `no_response` when no response came, `nil` on success.
-  static func httpErrorType(status: Int?, role: ConnectionRole) -> String? {
+  /// by a client, ≥ 500 by a server), `no_response` when no response came, `incomplete_response`
+  /// when it was cut short, `nil` on success.
+  static func httpErrorType(status: Int?, responseComplete: Bool? = nil, role: ConnectionRole) -> String? {
     guard let status else { return "no_response" }
-    return status >= (role == .server ? 500 : 400) ? String(status) : nil
+    if status >= (role == .server ? 500 : 400) { return String(status) }
+    return responseComplete == false ? "incomplete_response" : nil
   }
 
   /// A `Host` header split into host and port: `example.org:8080`, `[::1]:8080`, `[::1]`,

@@ -18,7 +18,7 @@ struct MetricEmitter {
       dimensions.append((MetricDimension.serverPort, String(port)))
     }
     dimensions.append((MetricDimension.scheme, record.scheme.rawValue))
-    if let error = MetricAttributes.httpErrorType(status: record.status, role: role) {
+    if let error = MetricAttributes.httpErrorType(status: record.status, responseComplete: record.responseComplete, role: role) {
       dimensions.append((MetricDimension.errorType, error))
     }
     let client = role == .client

@@ -94,7 +94,7 @@ struct ExportMappingTests {
     #expect(HTTPSpanMapping.spans(for: record, position: 0).count == 1)
   }
 
-  @Test("errors: a client's 4xx and a missing response are ERROR with error.type; an unknown method is _OTHER")
+  @Test("errors: a client's 4xx, a missing response and one cut short are ERROR with error.type; an unknown method is _OTHER")
   func errors() throws {
     let notFound = try #require(HTTPSpanMapping.spans(for: Self.record(status: 404), position: 0).first)
     #expect(notFound.status.code == .error)
@@ -102,6 +102,11 @@ struct ExportMappingTests {
     let none = try #require(HTTPSpanMapping.spans(for: Self.record(status: nil), position: 0).first)
     #expect(none.status.code == .error)
     #expect(none.attributes.first { $0.key == "error.type" }?.value.stringValue == "no_response")
+    var cut = Self.record()
+    cut.responseComplete = false
+    let cutShort = try #require(HTTPSpanMapping.spans(for: cut, position: 0).first)
+    #expect(cutShort.status.code == .error)
+    #expect(cutShort.attributes.first { $0.key == "error.type" }?.value.stringValue == "incomplete_response")
     let other = try #require(HTTPSpanMapping.spans(for: Self.record(method: "PURGE"), position: 0).first)
     #expect(other.name == "_OTHER")
     #expect(other.attributes.first { $0.key == "http.request.method_original" }?.value.stringValue == "PURGE")

@@ -57,6 +57,12 @@ import Testing
     #expect(dimensions(timer.dimensions)["error.type"] == errorType)
   }
 
+  @Test func responseCutShort() throws {
+    sink.record(RecordSamples.http(status: 200, responseComplete: false))
+    let timer = try #require(metrics.timers(label: "http.client.request.duration").first)
+    #expect(dimensions(timer.dimensions)["error.type"] == "incomplete_response")
+  }
+
   @Test func exchangeWithoutResponse() throws {
     sink.record(RecordSamples.http(status: nil, ttfbMs: nil, responseBytes: 0))
     let timer = try #require(metrics.timers(label: "http.client.request.duration").first)

@@ -6,14 +6,16 @@ enum RecordSamples {
     method: String = "GET", host: String? = "Example.org", status: Int? = 200,
     scheme: HTTPScheme = .https, durationMs: Double = 120, ttfbMs: Double? = 80,
     requestBytes: UInt64 = 95, responseBytes: UInt64 = 1_256, connectionId: UInt64 = 1,
-    role: ConnectionRole? = .client, reused: Bool = true, connectMs: Double? = nil, tlsMs: Double? = nil
+    role: ConnectionRole? = .client, reused: Bool = true, connectMs: Double? = nil, tlsMs: Double? = nil,
+    responseComplete: Bool? = nil
   ) -> Transaction {
     .http(
       HTTPRecord(
         pid: 42, process: "curl", startUnixNs: 1_700_000_000_000_000_000, durationMs: durationMs,
         connectionId: connectionId, scheme: scheme, method: method, host: host,
         target: "/users/123?token=secret", status: status, ttfbMs: ttfbMs,
-        requestBytes: requestBytes, responseBytes: responseBytes, reusedConnection: reused, role: role,
+        requestBytes: requestBytes, responseBytes: responseBytes, responseComplete: responseComplete,
+        reusedConnection: reused, role: role,
         peerAddress: "192.0.2.1", peerPort: 443, tlsVersion: scheme == .https ? "TLSv1.3" : nil,
         dnsMs: reused ? nil : 3.5, connectMs: connectMs, tlsMs: tlsMs))
   }

@@ -39,9 +39,30 @@ struct CutShortExchangeTests {
     let request = try #require(http.first)
     #expect(http.count == 1 && connection.httpExchanges == 1)
     #expect(request.method == "GET" && request.target == "/hangup?q=1" && request.status == nil)
+    #expect(request.responseComplete == nil)
     #expect(request.requestBytes == connection.bytesSent && request.requestBytes > 0)
     #expect(request.responseBytes == 0 && connection.bytesReceived == 0)
     #expect(request.ttfbMs == nil && request.durationMs >= 0)
+  }
+
+  @Test("a response the server cut short: its status, the bytes that came, and not complete (an error)")
+  func responseCutShort() throws {
+    let server = try LoopbackServer()
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let url = "http://127.0.0.1:\(server.port)"
+    let (status, http, connections) = try Self.curlRecords(
+      ["-s", "-o", "/dev/null", "-o", "/dev/null", url + "/bytes/100", url + "/truncated/1000"], in: scratch)
+    #expect(status == 18)  // curl: transfer closed with outstanding read data remaining
+    let connection = try #require(connections.first { $0.peerPort == server.port })
+    try #require(http.count == 2)
+    #expect(http[0].status == 200 && http[0].responseComplete == true)
+    #expect(http[1].status == 200 && http[1].responseComplete == false && http[1].target == "/truncated/1000")
+    #expect(http.map(\.responseBytes).reduce(0, +) == connection.bytesReceived)
+    // The summary counts it among the errors.
+    let (elfhook, _) = try InjectionTests.products()
+    let report = try ProgramRun.run([elfhook, "report", scratch.file("records.jsonl").path])
+    #expect(String(decoding: report.stdout, as: UTF8.self).contains("; 1 error"), "\(report.stdout)")
   }
 
   @Test("a body the server answered before it was all sent: the request's bytes are those sent")
@@ -56,7 +77,7 @@ struct CutShortExchangeTests {
        "http://127.0.0.1:\(server.port)/reject"], in: scratch)
     let connection = try #require(connections.first { $0.peerPort == server.port })
     let request = try #require(http.first)
-    #expect(http.count == 1 && request.method == "POST" && request.status == 413)
+    #expect(http.count == 1 && request.method == "POST" && request.status == 413 && request.responseComplete == true)
     // Every byte curl sent was this request's: its head and the part of the body sent.
     #expect(request.requestBytes == connection.bytesSent)
     #expect(request.requestBytes > 200)

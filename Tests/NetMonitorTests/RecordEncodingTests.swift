@@ -15,7 +15,7 @@ struct RecordEncodingTests {
     ],
     .http: commonKeys + [
       "connection_id", "scheme", "method", "host", "target", "status", "ttfb_ms", "request_bytes",
-      "response_bytes", "reused_connection", "role", "peer_address", "peer_port", "dns_ms", "connect_ms",
+      "response_bytes", "response_complete", "reused_connection", "role", "peer_address", "peer_port", "dns_ms", "connect_ms",
       "tls_ms", "tls_version",
     ],
   ]
@@ -67,7 +67,7 @@ struct RecordEncodingTests {
     )
     #expect(
       Transaction.http(RecordSamples.http).jsonLine()
-        == #"{"kind":"http","pid":4242,"process":"curl","start_unix_ns":1767225600197000000,"duration_ms":180.5,"connection_id":7,"scheme":"https","method":"GET","host":"example.com","target":"/search?q=swift&access_token=REDACTED","status":200,"ttfb_ms":150.25,"request_bytes":78,"response_bytes":1256,"reused_connection":false,"role":"client","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3"}"#
+        == #"{"kind":"http","pid":4242,"process":"curl","start_unix_ns":1767225600197000000,"duration_ms":180.5,"connection_id":7,"scheme":"https","method":"GET","host":"example.com","target":"/search?q=swift&access_token=REDACTED","status":200,"ttfb_ms":150.25,"request_bytes":78,"response_bytes":1256,"response_complete":true,"reused_connection":false,"role":"client","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3"}"#
     )
   }
 

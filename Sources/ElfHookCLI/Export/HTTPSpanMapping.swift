@@ -79,7 +79,8 @@ enum HTTPSpanMapping {
   /// `error.type` of an exchange, or `nil` when it succeeded (see the type's summary).
   static func errorType(of record: HTTPRecord, role: ConnectionRole) -> String? {
     guard let status = record.status else { return "no_response" }
-    return status >= (role == .server ? 500 : 400) ? String(status) : nil
+    if status >= (role == .server ? 500 : 400) { return String(status) }
+    return record.responseComplete == false ? "incomplete_response" : nil
   }
 
   /// `http.request.method`: the method, or `_OTHER` for one the conventions do not know.

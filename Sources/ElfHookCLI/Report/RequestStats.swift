@@ -31,16 +31,19 @@ struct RequestStats {
 }
 
 extension HTTPRecord {
-  /// A server error (status 500 and above) or no response at all (the connection failed or closed
-  /// first). 4xx statuses are the client's answer, not a failure of the exchange.
-  var isFailure: Bool { Self.isFailure(status: status) }
+  /// A server error (status 500 and above), no response at all (the connection failed or closed
+  /// first), or a response cut short. 4xx statuses are the client's answer, not a failure of the
+  /// exchange.
+  var isFailure: Bool { Self.isFailure(status: status, responseComplete: responseComplete) }
 
   /// Whether an exchange that ended with `status` (`nil`: no response) failed: the one rule for
   /// a decoded record and for one still in its slot.
-  static func isFailure(status: Int?) -> Bool { status.map { $0 >= 500 } ?? true }
+  static func isFailure(status: Int?, responseComplete: Bool?) -> Bool {
+    responseComplete == false || (status.map { $0 >= 500 } ?? true)
+  }
 }
 
 extension HTTPRecordView {
   /// ``HTTPRecord/isFailure`` of the record in the slot.
-  var isFailure: Bool { HTTPRecord.isFailure(status: status) }
+  var isFailure: Bool { HTTPRecord.isFailure(status: status, responseComplete: responseComplete) }
 }

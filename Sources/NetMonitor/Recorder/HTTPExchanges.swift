@@ -31,6 +31,8 @@ struct ResponseHalf {
   var end: UInt64 = 0
   /// The final response's bytes, with the informational (1xx) ones before it.
   var bytes: UInt64 = 0
+  /// The connection closed before the response's end (its Content-Length, or chunked end).
+  var cutShort = false
 }
 
 /// A copy of a request head, kept by its parser serial: a request that repeats the last one (the
@@ -302,8 +304,11 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         return
       }
       let sequence = pointee.responsesEnded
+      var cutShort = false
+      if case .messageIncomplete = event { cutShort = true }
       let response = ResponseHalf(
-        status: status, firstByte: pointee.responseFirstByte, end: now, bytes: pointee.informationalBytes &+ total)
+        status: status, firstByte: pointee.responseFirstByte, end: now, bytes: pointee.informationalBytes &+ total,
+        cutShort: cutShort)
       pointee.responsesEnded = sequence &+ 1
       pointee.responseFirstByte = 0
       pointee.informationalBytes = 0
@@ -359,6 +364,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         record.pointee.httpRequest.clearScalars()  // the response came before the request's head ended
       }
       record.pointee.httpStatus = response.status
+      record.pointee.httpResponseCutShort = response.cutShort
       record.pointee.httpFirstByteNanoseconds = response.firstByte == 0 ? 0 : response.firstByte &- start &+ 1
       record.pointee.httpRequestBytes = requestBegun ? half.pointee.requestBytes : 0
       record.pointee.httpResponseBytes = response.bytes

@@ -20,6 +20,8 @@ public struct HTTPRecordView {
   public let requestBytes: UInt64
   /// ``HTTPRecord/responseBytes``.
   public let responseBytes: UInt64
+  /// ``HTTPRecord/responseComplete``.
+  public let responseComplete: Bool?
 
   init(_ record: UnsafePointer<RawRecord>) {
     self.record = record
@@ -28,5 +30,6 @@ public struct HTTPRecordView {
     status = record.pointee.httpStatus == 0 ? nil : Int(record.pointee.httpStatus)
     requestBytes = record.pointee.httpRequestBytes
     responseBytes = record.pointee.httpResponseBytes
+    responseComplete = status == nil ? nil : !record.pointee.httpResponseCutShort
   }
 }

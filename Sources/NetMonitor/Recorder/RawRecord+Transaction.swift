@@ -110,6 +110,7 @@ extension UnsafePointer where Pointee == RawRecord {
       status: pointee.httpStatus == 0 ? nil : Int(pointee.httpStatus),
       ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
       requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,
+      responseComplete: pointee.httpStatus == 0 ? nil : !pointee.httpResponseCutShort,
       reusedConnection: pointee.httpReused, role: role, peerAddress: cache.peerText(core.pointee.peer),
       peerPort: peerPort,
       tlsVersion: tlsVersion, dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls)

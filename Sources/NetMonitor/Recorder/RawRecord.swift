@@ -29,9 +29,11 @@ struct RawRecord {
   // scalars with its packed text (``HTTPHead/text``) for a typical request. Slots are whole lines
   // (``slotSize``), so the offsets are the lines; `RecordLayoutTests` checks them.
   /// The exchange (http records): the response status, whether the connection served one before,
-  /// time to first byte (+1, so 0 means "no response byte"), sizes, and the request's head.
+  /// whether the response was cut short (the connection closed before its framing's end), time to
+  /// first byte (+1, so 0 means "no response byte"), sizes, and the request's head.
   var httpStatus: UInt16 = 0
   var httpReused = false
+  var httpResponseCutShort = false
   var httpFirstByteNanoseconds: UInt64 = 0
   var httpRequestBytes: UInt64 = 0
   var httpResponseBytes: UInt64 = 0

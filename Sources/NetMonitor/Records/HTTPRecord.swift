@@ -2,7 +2,7 @@
 ///
 /// JSON keys, in this order: `kind` (`"http"`), `pid`, `process`, `start_unix_ns`, `duration_ms`,
 /// `connection_id`, `scheme`, `method`, `host`, `target`, `status`, `ttfb_ms`, `request_bytes`,
-/// `response_bytes`, `reused_connection`, then what the exchange's connection knew when the exchange
+/// `response_bytes`, `response_complete`, `reused_connection`, then what the exchange's connection knew when the exchange
 /// completed: `role`, `peer_address`, `peer_port`, and — on the connection's first exchange only,
 /// `null` on a reused one — its setup phases `dns_ms`, `connect_ms`, `tls_ms`; then `tls_version`
 /// (the keys and order a `connection` record uses for the same fields).
@@ -51,6 +51,11 @@ public struct HTTPRecord: Sendable, Hashable {
   public var requestBytes: UInt64
   /// Bytes of the response: head and body (`response_bytes`).
   public var responseBytes: UInt64
+  /// Whether the response ended where its framing said (`Content-Length`, the last chunk, or the
+  /// close that delimits it): `false` when the connection closed first (a download cut short);
+  /// `nil` without a response (`response_complete`). Records written before the field read back
+  /// as complete.
+  public var responseComplete: Bool?
   /// Whether an earlier exchange had already used this connection (`reused_connection`).
   public var reusedConnection: Bool
   /// Whether this process made the request (`client`) or served it (`server`) (`role`).
@@ -75,7 +80,7 @@ extension HTTPRecord {
   public init(
     pid: Int32, process: String, startUnixNs: UInt64, durationMs: Double,
     connectionId: UInt64, scheme: HTTPScheme, method: String, host: String?, target: String,
-    status: Int?, ttfbMs: Double?, requestBytes: UInt64, responseBytes: UInt64,
+    status: Int?, ttfbMs: Double?, requestBytes: UInt64, responseBytes: UInt64, responseComplete: Bool? = nil,
     reusedConnection: Bool, role: ConnectionRole? = nil, peerAddress: String? = nil, peerPort: UInt16? = nil,
     tlsVersion: String? = nil, dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil
   ) {
@@ -84,7 +89,8 @@ extension HTTPRecord {
     self.init(
       pid: pid, process: process, startUnixNs: startUnixNs, durationMs: durationMs, connectionId: connectionId,
       scheme: scheme, method: method, host: host, redactedTarget: TargetRedaction.redact(target), status: status,
-      ttfbMs: ttfbMs, requestBytes: requestBytes, responseBytes: responseBytes, reusedConnection: reusedConnection,
+      ttfbMs: ttfbMs, requestBytes: requestBytes, responseBytes: responseBytes,
+      responseComplete: responseComplete ?? (status == nil ? nil : true), reusedConnection: reusedConnection,
       role: role, peerAddress: peerAddress, peerPort: peerPort, tlsVersion: tlsVersion, dnsMs: dnsMs,
       connectMs: connectMs, tlsMs: tlsMs)
   }

@@ -82,6 +82,11 @@ struct JSONWriter {
     needsComma = true
   }
 
+  mutating func bool(_ value: Bool?) {
+    guard let value else { return null() }
+    bool(value)
+  }
+
   mutating func string(_ value: String?) {
     guard let value else { return null() }
     append(UInt8(ascii: "\""))

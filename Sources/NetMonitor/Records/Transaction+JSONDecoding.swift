@@ -76,6 +76,7 @@ extension Transaction {
           ttfbMs: try fields.milliseconds("ttfb_ms"),
           requestBytes: try fields.uint64("request_bytes"),
           responseBytes: try fields.uint64("response_bytes"),
+          responseComplete: try fields.optionalBool("response_complete"),
           reusedConnection: try fields.bool("reused_connection"),
           role: try fields.optionalEnumeration("role"),
           peerAddress: try fields.optionalString("peer_address"),
@@ -118,6 +119,12 @@ private struct RecordFields {
     guard let value = value(key) else { return nil }
     guard case .string(let text) = value else { throw .wrongType(field: key, expected: "a string") }
     return text
+  }
+
+  func optionalBool(_ key: String) throws(RecordDecodingError) -> Bool? {
+    guard let value = value(key) else { return nil }
+    guard case .bool(let flag) = value else { throw .wrongType(field: key, expected: "a boolean") }
+    return flag
   }
 
   func strings(_ key: String) throws(RecordDecodingError) -> [String] {

@@ -84,6 +84,8 @@ extension Transaction {
       writer.integer(record.requestBytes)
       writer.key("response_bytes")
       writer.integer(record.responseBytes)
+      writer.key("response_complete")
+      writer.bool(record.responseComplete)
       writer.key("reused_connection")
       writer.bool(record.reusedConnection)
       writer.key("role")

@@ -2,7 +2,8 @@
 """A loopback HTTP/1.1 server for the NetMonitor tests (127.0.0.1 only).
 
 Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks), /close/N (N bytes,
-close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), and echoes
+close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), /truncated/N
+(announces N bytes, sends half, closes), and echoes
 POST bodies, but for POST /reject: 413 at once, the body left unread (drained for 0.3 s, then
 the connection closed). Keep-alive by default.
 With --tls CERT KEY it speaks HTTPS. Prints "PORT <n>" on stdout once listening, then serves until
@@ -61,6 +62,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif kind == "status":
             self._send_body(number, b"")
         elif kind == "hangup":
+            self.close_connection = True
+        elif kind == "truncated":
+            self.send_response(200)
+            self.send_header("Content-Length", str(number))
+            self.end_headers()
+            self.wfile.write(b"t" * (number // 2))
             self.close_connection = True
         else:
             self._send_body(404, b"not found\n")
