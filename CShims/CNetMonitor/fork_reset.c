@@ -1,7 +1,9 @@
-/* fork (cnetmonitor.h): a child records its own transactions, in a ring of its own, with a clean
- * connection table — the parent's connections are the parent's, even when the child holds their
- * descriptors. The handler runs in the child before fork returns, with only system calls that
- * are safe there. */
+/* fork (cnetmonitor.h): a child records its own transactions, in a ring of its own. The parent's
+ * connections stay in its table — a server that accepts and then forks serves each connection in
+ * a child — but as the child's copies: their byte counts zeroed and marked inherited, so that the
+ * child records one only when it moves bytes on it (`Traffic.closed`), and a child that merely
+ * holds its parent's descriptors (until it execs or exits) records none of them. The handler runs
+ * in the child before fork returns, with only system calls that are safe there. */
 #include "cnetmonitor.h"
 
 #include <errno.h>
@@ -10,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 int32_t cnm_pid;
@@ -21,14 +22,15 @@ static struct {
   uint64_t record_layout;
 } fork_configuration;
 
-static void forget_connections(void) {
-  uint32_t capacity = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE);
-  if (capacity == 0) return;
-  /* Private anonymous memory: MADV_DONTNEED gives zero pages back, without touching the pages
-   * the parent never used. */
-  madvise(cnm_tracked, capacity, MADV_DONTNEED);
-  madvise(cnm_states, (size_t)capacity * cnm_slot_size, MADV_DONTNEED);
-  cnm_tracked_limit = 0;
+static void inherit_connections(void) {
+  uint32_t limit = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) == 0 ? 0 : cnm_get_tracked_limit();
+  for (uint32_t fd = 0; fd < limit; fd++) {
+    if (!cnm_tracked[fd]) continue;
+    cnm_connection_head *head = cnm_slot((int)fd);
+    head->bytes_sent = 0;
+    head->bytes_received = 0;
+    head->inherited = 1;
+  }
   cnm_ssl_map_clear();
 }
 
@@ -54,7 +56,7 @@ static void switch_to_own_ring(void) {
 
 static void after_fork_in_child(void) {
   cnm_pid = (int32_t)getpid();
-  forget_connections();
+  inherit_connections();
   if (fork_configuration.pattern[0]) {
     switch_to_own_ring();
   } else {

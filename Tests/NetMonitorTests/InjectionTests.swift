@@ -427,6 +427,55 @@ struct InjectionTests {
     #expect(connections.filter { $0.pid == child.pid }.count == 1, "the child's own connection only")
   }
 
+  @Test("a server that accepts and forks: each child records the exchanges it served on its connection")
+  func forkPerConnectionServer() throws {
+    let (elfhook, _) = try Self.products()
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
+    let program = """
+      import http.server, socketserver, os, sys, threading
+      class Handler(http.server.BaseHTTPRequestHandler):
+          protocol_version = "HTTP/1.1"
+          def log_message(self, *args): pass
+          def do_GET(self):
+              body = b"x" * 10
+              self.send_response(200)
+              self.send_header("Content-Length", "10")
+              self.end_headers()
+              self.wfile.write(body)
+      class Server(socketserver.ForkingMixIn, http.server.HTTPServer): pass
+      server = Server(("127.0.0.1", 0), Handler)
+      print("PORT", server.server_address[1], flush=True)
+      threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
+      server.serve_forever()
+      """
+    let run = try SpawnedProgram([elfhook, "run", "--output", output.path, "--", "python3", "-c", program])
+    let port = try #require(run.port(timeout: 20))
+    _ = try ProgramRun.run(["curl", "-sf", "-o", "/dev/null", "-o", "/dev/null",
+                            "http://127.0.0.1:\(port)/a", "http://127.0.0.1:\(port)/b"])
+    _ = try ProgramRun.run(["curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:\(port)/c"])
+    run.closeInput()
+    run.process.waitUntilExit()
+    let records = try Self.records(in: output)
+    let served = records.compactMap { record -> HTTPRecord? in
+      guard case .http(let http) = record, http.role == .server else { return nil }
+      return http
+    }
+    #expect(served.map(\.target).sorted() == ["/a", "/b", "/c"])
+    #expect(served.allSatisfy { $0.status == 200 && $0.responseComplete == true })
+    let accepted = records.compactMap { record -> ConnectionRecord? in
+      guard case .connection(let connection) = record, connection.role == .server else { return nil }
+      return connection
+    }
+    // The children's records carry the bytes and the exchanges; the parent's copies moved none.
+    let parentPid = try #require(accepted.map(\.pid).min())
+    let children = accepted.filter { $0.bytesReceived > 0 }
+    #expect(children.count == 2 && children.allSatisfy { $0.pid != parentPid })
+    #expect(children.map { $0.httpExchanges ?? 0 }.sorted() == [1, 2])
+    #expect(Set(served.map(\.pid)) == Set(children.map(\.pid)))
+  }
+
   @Test("under env -i with a bare LD_PRELOAD: no toolchain, no libelf, records in the ring")
   func bareEnvironment() throws {
     let (_, library) = try Self.products()

@@ -414,7 +414,8 @@ typedef struct cnm_connection_head {
   uint8_t watch_received;
   uint8_t is_tls;  /* socket bytes are ciphertext; the SSL hooks see the plaintext */
   uint8_t requests_received; /* for the replay: requests arrive (a server), or leave (a client) */
-  uint8_t reserved[4];
+  uint8_t inherited; /* a fork child's copy of its parent's connection, its counts zeroed (fork_reset.c) */
+  uint8_t reserved[3];
   /* The replay: its state, when it took the request under way, and what it compares (the Swift
    * parsers' remembered heads, in this entry), in the line the hooks read first. */
   uint64_t replay_state;

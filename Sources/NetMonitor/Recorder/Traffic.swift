@@ -255,6 +255,12 @@ enum Traffic {
   static func closed(_ fd: Int32, isOpen: Bool = true) {
     guard let slot = ConnectionTable.tracked(fd) else { return }
     ConnectionTable.untrack(fd)
+    // A fork child's copy of its parent's connection that it never used: the parent's to record.
+    if slot.pointee.head.inherited != 0 && cnm_load_u64(&slot.pointee.head.bytes_sent) == 0
+      && cnm_load_u64(&slot.pointee.head.bytes_received) == 0
+    {
+      return
+    }
     finishResponses(slot)
     if slot.pointee.core.phase == ConnectionCore.Phase.connecting { connectUnchecked(fd, slot, isOpen: isOpen) }
     let end = MonotonicClock.now()
