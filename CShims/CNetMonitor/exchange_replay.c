@@ -79,12 +79,11 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     const unsigned char *bytes = leading_bytes(buffer, vector, vector_count, template->response_length);
     if (!bytes || memcmp(bytes, head->replay_response, template->response_length) != 0) return false;
     now = cnm_monotonic_ns();
+    head->replay_first_byte = now;
     if (count < total) {
-      head->replay_first_byte = now;
       head->replay_body_left = total - count;
       return advance(head, state, CNM_REPLAY_RESPONDING, 0);
     }
-    head->replay_first_byte = now;
   } else {
     if (count > head->replay_body_left) return false;
     if (count < head->replay_body_left) {
