@@ -337,12 +337,19 @@ struct InjectionTests {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let survivorOutput = scratch.file("survivor.txt")
-    // The survivor, after the run ended: a python3 started then (its constructor), one already
-    // loaded that connects then (its monitor), and a child it forks then (the fork handler).
+    let runErrors = scratch.file("run-stderr.txt")
+    let go = scratch.file("go")
+    // The survivor, once the run has ended: a python3 started then (its constructor), one already
+    // loaded that connects then (its monitor), and a child it forks then (the fork handler). It
+    // waits for `go`, which the test makes once elfhook has exited: no step hangs on a sleep. As a
+    // daemon does, it closes what it inherited, among which the socket by which Foundation's
+    // `Process` learns that elfhook exited.
     let url = "http://127.0.0.1:\(server.port)/bytes/5"
     let program = """
       import os, time, urllib.request
-      time.sleep(1.5)
+      os.closerange(3, 65536)
+      deadline = time.time() + 60
+      while not os.path.exists("\(go.path)") and time.time() < deadline: time.sleep(0.02)
       urllib.request.urlopen("\(url)").read()
       if os.fork() == 0:
           urllib.request.urlopen("\(url)").read()
@@ -350,17 +357,19 @@ struct InjectionTests {
       os.wait()
       os.system("curl -s -o /dev/null \(url) && echo fetched")
       """
-    let script = "(python3 -c '\(program)' >\(survivorOutput.path) 2>&1) & exit 0"
-    let run = try SpawnedProgram([elfhook, "run", "--", "sh", "-c", script])
-    Thread.sleep(forTimeInterval: 0.7)
-    kill(run.process.processIdentifier, SIGTERM)
-    run.process.waitUntilExit()
-    let deadline = Date().addingTimeInterval(15)
+    let script = "(exec python3 -c '\(program)' >\(survivorOutput.path) 2>&1) & exit 0"
+    let run = try SpawnedProgram([elfhook, "run", "--", "sh", "-c", script], stderr: runErrors)
+    // SIGTERM ends the wait only once the command has exited and elfhook waits for its leftovers.
+    let waiting = eventually(timeout: 30) {
+      ((try? String(contentsOf: runErrors, encoding: .utf8)) ?? "").contains("waiting for the processes it left running")
+    }
+    try #require(waiting, "elfhook run never waited for the leftover python3")
+    try #require(run.stop(with: SIGTERM, timeout: 30) != nil, "elfhook run kept waiting after SIGTERM")
+    try #require(FileManager.default.createFile(atPath: go.path, contents: nil))
     var text = ""
-    while Date() < deadline {
+    _ = eventually(timeout: 30) {
       text = (try? String(contentsOf: survivorOutput, encoding: .utf8)) ?? ""
-      if text.contains("fetched") { break }
-      Thread.sleep(forTimeInterval: 0.2)
+      return text.contains("fetched")
     }
     #expect(text == "fetched\n")
   }

@@ -4,8 +4,8 @@
 Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks), /close/N (N bytes,
 close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), /truncated/N
 (announces N bytes, sends half, closes), and echoes
-POST bodies, but for POST /reject: 413 at once, the body left unread (drained for 0.3 s, then
-the connection closed). Keep-alive by default.
+POST bodies, but for POST /reject: 413 at once, the body left unread (drained until the client
+closes, for 10 s at most). Keep-alive by default.
 With --tls CERT KEY it speaks HTTPS. Prints "PORT <n>" on stdout once listening, then serves until
 stdin closes or it is killed. Bounded: it exits by itself after --lifetime seconds (default 120).
 """
@@ -82,8 +82,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.flush()
             self.close_connection = True
-            self.connection.settimeout(0.3)
-            deadline = time.monotonic() + 0.3
+            # Read what comes until the client gives up and closes: closing first would reset the
+            # connection, and a client slow to read (a loaded machine) would lose the 413 to it.
+            self.connection.settimeout(10)
+            deadline = time.monotonic() + 10
             try:
                 while time.monotonic() < deadline and self.connection.recv(65536):
                     pass
