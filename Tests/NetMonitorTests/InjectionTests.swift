@@ -455,11 +455,13 @@ struct InjectionTests {
               self.wfile.write(body)
       class Server(socketserver.ForkingMixIn, http.server.HTTPServer): pass
       server = Server(("127.0.0.1", 0), Handler)
+      print("PID", os.getpid(), flush=True)
       print("PORT", server.server_address[1], flush=True)
       threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
       server.serve_forever()
       """
     let run = try SpawnedProgram([elfhook, "run", "--output", output.path, "--", "python3", "-c", program])
+    let parentPid = try #require(run.readLine(timeout: 20).flatMap { Int32($0.dropFirst(4)) })
     let port = try #require(run.port(timeout: 20))
     _ = try ProgramRun.run(["curl", "-sf", "-o", "/dev/null", "-o", "/dev/null",
                             "http://127.0.0.1:\(port)/a", "http://127.0.0.1:\(port)/b"])
@@ -478,9 +480,9 @@ struct InjectionTests {
       return connection
     }
     // The children's records carry the bytes and the exchanges; the parent's copies moved none.
-    let parentPid = try #require(accepted.map(\.pid).min())
     let children = accepted.filter { $0.bytesReceived > 0 }
     #expect(children.count == 2 && children.allSatisfy { $0.pid != parentPid })
+    #expect(accepted.filter { $0.pid == parentPid }.allSatisfy { $0.bytesReceived == 0 && $0.bytesSent == 0 })
     #expect(children.map { $0.httpExchanges ?? 0 }.sorted() == [1, 2])
     #expect(Set(served.map(\.pid)) == Set(children.map(\.pid)))
   }

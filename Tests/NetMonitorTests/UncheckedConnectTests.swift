@@ -27,25 +27,24 @@ struct UncheckedConnectTests {
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         return address;
       }
-      /* A non-blocking connect to `port`; with `check`, polled until it ends and checked (SO_ERROR). */
-      static int attempt(int port, int check) {
+      /* A non-blocking connect to `port`, waited for (poll, which the monitor does not see) at
+         most `wait_ms`; with `check`, then checked (SO_ERROR), as a program that uses it does. */
+      static int attempt(int port, int wait_ms, int check) {
         struct sockaddr_in address = loopback(port);
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
         connect(fd, (struct sockaddr *)&address, sizeof address);
+        struct pollfd ready = {fd, POLLOUT, 0};
+        poll(&ready, 1, wait_ms);
         if (check) {
-          struct pollfd ready = {fd, POLLOUT, 0};
-          poll(&ready, 1, 2000);
           int error;
           socklen_t length = sizeof error;
           getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-        } else {
-          usleep(20000); /* the loopback handshake, or the refusal, has come */
         }
         return fd;
       }
       int main(void) {
-        close(attempt(\(server.port), 0));
-        close(attempt(\(closedPort), 0));
+        close(attempt(\(server.port), 10000, 0));
+        close(attempt(\(closedPort), 10000, 0));
         /* A listener whose accept queue is full drops the next SYN: that connect stays in progress. */
         int listener = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in address = loopback(0);
@@ -54,10 +53,10 @@ struct UncheckedConnectTests {
         listen(listener, 0);
         getsockname(listener, (struct sockaddr *)&address, &length);
         int port = ntohs(address.sin_port);
-        int queued = attempt(port, 1);
-        close(attempt(port, 0));
+        int queued = attempt(port, 10000, 1);
+        close(attempt(port, 20, 0)); /* its SYN was dropped: poll times out */
         close(queued);
-        close(attempt(\(server.port), 1));
+        close(attempt(\(server.port), 10000, 1));
         printf("%d\\n", port);
         return 0;
       }
