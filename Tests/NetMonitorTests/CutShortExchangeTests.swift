@@ -80,7 +80,7 @@ struct CutShortExchangeTests {
     #expect(http.count == 1 && request.method == "POST" && request.status == 413 && request.responseComplete == true)
     // Every byte curl sent was this request's: its head and the part of the body sent.
     #expect(request.requestBytes == connection.bytesSent)
-    #expect(request.requestBytes > 200)
+    #expect(request.requestBytes > 65536 && request.requestBytes < 8 << 20)
     #expect(request.responseBytes == connection.bytesReceived)
   }
 }

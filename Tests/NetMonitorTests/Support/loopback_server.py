@@ -4,8 +4,8 @@
 Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks), /close/N (N bytes,
 close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), /truncated/N
 (announces N bytes, sends half, closes), and echoes
-POST bodies, but for POST /reject: 413 at once, the body left unread (drained until the client
-closes, for 10 s at most). Keep-alive by default.
+POST bodies, but for POST /reject: 413 after the body's first 64 KiB, the rest left unread
+(drained until the client closes, for 10 s at most). Keep-alive by default.
 With --tls CERT KEY it speaks HTTPS. Prints "PORT <n>" on stdout once listening, then serves until
 stdin closes or it is killed. Bounded: it exits by itself after --lifetime seconds (default 120).
 """
@@ -76,6 +76,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         if self.path == "/reject":
+            # The first 64 KiB of the body are read before the answer: some of it was surely sent.
+            self.rfile.read(min(int(self.headers.get("Content-Length", "0")), 65536))
             self.send_response(413)
             self.send_header("Content-Length", "0")
             self.send_header("Connection", "close")
