@@ -23,7 +23,7 @@ static const char *const cnm_hook_names[] = {
     "read",     "readv",       "recv",       "recvfrom",  "recvmsg",          "write",       "writev",
     "send",     "sendto",      "sendmsg",    "sendfile",  "sendfile64",       "close",       "shutdown",    "connect",
     "accept",   "accept4",     "getsockopt", "getaddrinfo", "SSL_do_handshake", "SSL_connect", "SSL_accept",
-    "SSL_read", "SSL_read_ex", "SSL_write",  "SSL_write_ex",
+    "SSL_read", "SSL_read_ex", "SSL_write",  "SSL_write_ex", "dup2",     "dup3",        "close_range", "closefrom",
 };
 size_t cnm_hook_count(void) { return sizeof cnm_hook_names / sizeof cnm_hook_names[0]; }
 const char *cnm_hook_name(size_t index) { return index < cnm_hook_count() ? cnm_hook_names[index] : NULL; }

@@ -206,6 +206,10 @@ typedef struct cnm_original_functions {
   int (*SSL_read_ex)(void *, void *, size_t, size_t *);
   int (*SSL_write)(void *, const void *, int);
   int (*SSL_write_ex)(void *, const void *, size_t, size_t *);
+  int (*dup2)(int, int);
+  int (*dup3)(int, int, int);
+  int (*close_range)(unsigned int, unsigned int, int);
+  void (*closefrom)(int);
 } cnm_original_functions;
 
 /* Hidden: the x86_64 data-path hooks address it directly (RIP-relative), in a shared library too. */
@@ -502,6 +506,17 @@ const void *cnm_zero_bytes(void);
 /* The thirteen data-path hooks, in the order of cnm_hook_name (they come first). */
 size_t cnm_data_path_hook_count(void);
 void *cnm_data_path_hook(size_t index);
+
+/* ---- the calls that close descriptors besides close (descriptor_hooks.c) -------------------------
+ * dup2 and dup3 onto an open descriptor, close_range, closefrom: a tracked connection among the
+ * descriptors they close is recorded first, as close records it. In the order of cnm_hook_name
+ * (they come last). */
+int cnm_hook_dup2(int source, int replaced);
+int cnm_hook_dup3(int source, int replaced, int flags);
+int cnm_hook_close_range(unsigned int first, unsigned int last, int flags);
+void cnm_hook_closefrom(int lowest);
+size_t cnm_descriptor_hook_count(void);
+void *cnm_descriptor_hook(size_t index);
 
 /* ---- which socket an SSL object uses -------------------------------------------------------------
  * SSL_get_fd answers only for socket BIOs; libcurl, nginx's and python's own BIOs make it -1. So the

@@ -3,7 +3,8 @@ import ElfHook
 import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
-/// receive their originals): the thirteen C data-path hooks, then the Swift ones. Installed once
+/// receive their originals): the thirteen C data-path hooks, the Swift ones, then the C hooks of
+/// the calls that close descriptors besides close (dup2, dup3, close_range, closefrom). Installed once
 /// for the life of the process.
 final class HookInstallation: Sendable {
   private let rebinding = Mutex<RebindingSet?>(nil)
@@ -23,7 +24,7 @@ final class HookInstallation: Sendable {
       unsafeBitCast(sslReadExHook, to: UnsafeRawPointer.self),
       unsafeBitCast(sslWriteHook, to: UnsafeRawPointer.self),
       unsafeBitCast(sslWriteExHook, to: UnsafeRawPointer.self),
-    ]
+    ] + (0..<cnm_descriptor_hook_count()).map { UnsafeRawPointer(cnm_descriptor_hook($0)!) }
   }
 
   func installOnce() throws(ElfHookError) {
