@@ -1,6 +1,7 @@
 /* The ELFHOOK_* variables of an injected process (elfhook_preload.h). Every problem is one line
  * naming the variable and what it accepts; the process then runs unmonitored. */
 #include "elfhook_preload.h"
+#include "cnetmonitor.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -56,12 +57,14 @@ static bool output_directory(const char *pattern, char directory[PATH_MAX]) {
  * part with a pattern in it is left to the ring's creation. */
 static bool check_output_directory(const char *pattern, char *problem, size_t size) {
   char directory[PATH_MAX];
+  char path[PATH_MAX];
+  const char *named = cnm_expand_pattern(pattern, (int)getpid(), path, sizeof path) ? path : pattern;
   if (!output_directory(pattern, directory)) {
-    snprintf(problem, size, "cannot create the record file %s: %s", pattern, strerror(ENAMETOOLONG));
+    snprintf(problem, size, "cannot create the record file %s: %s", named, strerror(ENAMETOOLONG));
     return false;
   }
   if (strchr(directory, '%') || access(directory, W_OK | X_OK) == 0) return true;
-  snprintf(problem, size, "cannot create the record file %s: %s", pattern, strerror(errno));
+  snprintf(problem, size, "cannot create the record file %s: %s", named, strerror(errno));
   return false;
 }
 

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* "%p" → the pid; "%%" → "%". Returns false when the result does not fit. */
-static bool expand_pattern(const char *pattern, int pid, char *out, size_t size) {
+bool cnm_expand_pattern(const char *pattern, int pid, char *out, size_t size) {
   size_t used = 0;
   for (const char *c = pattern; *c; c++) {
     int written;
@@ -31,7 +31,9 @@ static bool expand_pattern(const char *pattern, int pid, char *out, size_t size)
   return used > 0;
 }
 
-/* Creates the file exclusively: never follows a planted symlink, never opens what exists. */
+/* Creates the file exclusively: never follows a planted symlink, never opens what exists. A file
+ * or a link at `base` (an earlier ring, a pid used again) is passed over for `base`.1, .2…; a
+ * directory or a device (/dev/null) is refused: the name was not meant for a ring. */
 static int create_exclusively(const char *base, char *path, size_t path_size) {
   for (int attempt = 0; attempt < 1000; attempt++) {
     int written = attempt == 0 ? snprintf(path, path_size, "%s", base)
@@ -42,6 +44,11 @@ static int create_exclusively(const char *base, char *path, size_t path_size) {
     }
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0 || errno != EEXIST) return fd;
+    struct stat existing;
+    if (attempt == 0 && lstat(path, &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISLNK(existing.st_mode)) {
+      errno = S_ISDIR(existing.st_mode) ? EISDIR : EEXIST;
+      return -1;
+    }
   }
   errno = EEXIST;
   return -1;
@@ -61,7 +68,7 @@ void cnm_process_name(char *name, size_t size) {
 cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_size, uint64_t record_layout,
                            size_t usable_records, char *path, size_t path_size) {
   char base[4096];
-  if (!expand_pattern(pattern, (int)getpid(), base, sizeof base)) {
+  if (!cnm_expand_pattern(pattern, (int)getpid(), base, sizeof base)) {
     errno = ENAMETOOLONG;
     return NULL;
   }

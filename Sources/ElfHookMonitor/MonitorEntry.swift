@@ -23,7 +23,7 @@ public func elfhookMonitorStart(_ handoff: UnsafePointer<cnm_handoff>) -> Int32 
     if logLevel >= 2 { say("recording \(processLabel()) to \(path)") }
     return 0
   } catch {
-    if logLevel >= 1 { say("\(error); \(processLabel()) runs unmonitored") }
+    if logLevel >= 1 { say("\(error.reason); \(processLabel()) runs unmonitored") }
     return -1
   }
 }

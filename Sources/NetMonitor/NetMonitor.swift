@@ -29,14 +29,16 @@ public enum NetMonitor {
     /// The monitor already records to another destination (a sink, or ring files).
     case alreadyStarted
 
-    public var description: String {
+    public var description: String { "NetMonitor: " + reason }
+
+    /// What failed, without the module's name (the injected library's line names elfhook).
+    public var reason: String {
       switch self {
-      case .outOfMemory: "NetMonitor: cannot map the connection table or the record queue"
-      case .threadCreationFailed: "NetMonitor: cannot create the recorder thread"
-      case .rebinding(let error): "NetMonitor: cannot install the hooks: \(error)"
-      case .recordFile(let path, let errno):
-        "NetMonitor: cannot create the record file \(path): \(String(cString: strerror(errno)))"
-      case .alreadyStarted: "NetMonitor: already started with another destination"
+      case .outOfMemory: "cannot map the connection table or the record queue"
+      case .threadCreationFailed: "cannot create the recorder thread"
+      case .rebinding(let error): "cannot install the hooks: \(error)"
+      case .recordFile(let path, let errno): "cannot create the record file \(path): \(String(cString: strerror(errno)))"
+      case .alreadyStarted: "already started with another destination"
       }
     }
   }

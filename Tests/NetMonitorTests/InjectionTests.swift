@@ -543,6 +543,22 @@ struct InjectionTests {
       ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=/nonexistent-dir/%p.ring", "/bin/sh", "-c", script])
     #expect(unwritable.status == 3 && unwritable.stdout == Data("out\n".utf8))
     #expect(unwritable.stderr.contains("/nonexistent-dir/") && unwritable.stderr.contains("No such file or directory"))
+    #expect(!unwritable.stderr.contains("%p"), "the path is named as the ring's would be: \(unwritable.stderr)")
+    // Where a directory or a device (a FIFO here, /dev/null) has the ring's name, the ring is not
+    // made beside it as `NAME.1`: the process says so, once, and runs unmonitored. A connect
+    // starts the monitor, whose line names elfhook only.
+    let fifo = scratch.file("fifo.ring")
+    try #require(mkfifo(fifo.path, 0o600) == 0)
+    let port = try Sockets.unusedPort()
+    let connects = "import socket; socket.socket().connect_ex((\"127.0.0.1\", \(port))); print(\"out\")"
+    for (output, reason) in [(scratch.url.path, "Is a directory"), (fifo.path, "File exists")] {
+      let run = try ProgramRun.run(
+        ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(output)", "/usr/bin/python3", "-c", connects])
+      #expect(run.status == 0 && run.stdout == Data("out\n".utf8))
+      #expect(run.stderr.hasPrefix("elfhook: cannot create the record file \(output): \(reason); python3["), "\(run.stderr)")
+      #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: output + ".1"))
+    }
   }
 
   @Test("SIGTERM sent to elfhook reaches the command, whose exit status comes back")

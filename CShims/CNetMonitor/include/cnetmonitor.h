@@ -128,8 +128,9 @@ typedef struct cnm_ring_header {
   char process[20]; /* /proc/self/comm, NUL-terminated */
 } cnm_ring_header;
 
-/* Creates a ring for this process from `pattern` ("%p" becomes the pid; when the file exists,
- * ".1", ".2"… is appended: an existing file is never opened, truncated or followed), mode 0600.
+/* Creates a ring for this process from `pattern` ("%p" becomes the pid; when a file exists there,
+ * ".1", ".2"… is appended: an existing file is never opened, truncated or followed; a directory or
+ * a device there is an error, EISDIR or EEXIST), mode 0600.
  * Writes the path to `path`. Returns the queue, or NULL with errno set. The memory of the first
  * `usable_records` records is reserved now, with the two headers' (all of it when
  * `usable_records` >= capacity, or on a kernel before 5.14), and the queue takes more as it fills
@@ -140,6 +141,9 @@ cnm_queue *cnm_ring_create(const char *pattern, size_t capacity, size_t record_s
 /* Records a ring starts with: with the headers, five pages (~20 KB) that a process's first record
  * pays for; `curl --version` records one. The stages that follow have 32, 128, 384… */
 #define CNM_RING_FIRST_RECORDS 8
+
+/* `pattern` with "%p" as `pid` and "%%" as "%", in `out`; false when it does not fit. */
+bool cnm_expand_pattern(const char *pattern, int pid, char *out, size_t size);
 
 /* The process's short name (/proc/self/comm, at most 15 bytes), NUL-terminated in `name`; empty
  * when it cannot be read. What records and ring headers carry. */
