@@ -4,6 +4,11 @@ import Glibc
 // OpenSSL, found at run time (never linked): the handshake's time, version and server name, and
 // the plaintext byte counts at SSL_read / SSL_write. libcurl calls SSL_connect, which reaches
 // SSL_do_handshake through libssl's own GOT: both are hooked and the first call starts the clock.
+// A program may also leave the handshake to its first SSL_write or SSL_read (SSL_set_connect_state,
+// then I/O: openssl s_client does): the SSL call in which the handshake's first bytes moved starts
+// the clock (`Traffic.bindCurrentSSL`), and the first of them to move data ends it, as the data
+// comes only after the handshake. A handshake that no hooked call ran leaves no start: its
+// connection gets the version, and no time.
 
 private let sslErrorWantRead: Int32 = 2
 private let sslErrorWantWrite: Int32 = 3
@@ -52,15 +57,7 @@ private func handshake(
     return result
   }
   if result == 1 {
-    if slot.pointee.core.tlsEnd == 0 {
-      slot.pointee.core.tlsEnd = MonotonicClock.now()
-      slot.pointee.core.tlsVersion = FixedText<16>(cString: cnm_ssl().pointee.SSL_get_version?(ssl))
-      slot.pointee.core.tlsALPN = negotiatedProtocol(ssl)
-      if slot.pointee.core.host.isEmpty {
-        slot.pointee.core.host = FixedText<128>(
-          cString: cnm_ssl().pointee.SSL_get_servername?(ssl, tlsExtensionServerName))
-      }
-    }
+    handshakeCompleted(slot, ssl)
   } else if let getError = cnm_ssl().pointee.SSL_get_error {
     let reason = getError(ssl, result)
     if reason != sslErrorWantRead && reason != sslErrorWantWrite {
@@ -70,6 +67,18 @@ private func handshake(
   }
   cnm_set_errno(error)
   return result
+}
+
+/// The handshake on `slot` is over, if it was not already: its end, version, ALPN protocol and
+/// server name.
+private func handshakeCompleted(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ ssl: UnsafeMutableRawPointer?) {
+  guard slot.pointee.core.tlsEnd == 0 else { return }
+  slot.pointee.core.tlsEnd = MonotonicClock.now()
+  slot.pointee.core.tlsVersion = FixedText<16>(cString: cnm_ssl().pointee.SSL_get_version?(ssl))
+  slot.pointee.core.tlsALPN = negotiatedProtocol(ssl)
+  if slot.pointee.core.host.isEmpty {
+    slot.pointee.core.host = FixedText<128>(cString: cnm_ssl().pointee.SSL_get_servername?(ssl, tlsExtensionServerName))
+  }
 }
 
 /// The protocol ALPN chose (not NUL-terminated in OpenSSL); empty when none was.
@@ -101,6 +110,7 @@ let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPoint
     let error = cnm_errno()
     let function = unsafeBitCast(cnm_original().pointee.SSL_read, to: UnsafeMutableRawPointer?.self)
     if let slot = connection(of: ssl, resolvingNear: function) {
+      if slot.pointee.core.tlsEnd == 0 { handshakeCompleted(slot, ssl) }
       cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(result))
       Traffic.parse(slot, .buffer(buffer), Int(result), fromPeer: true)
     }
@@ -117,6 +127,7 @@ let sslReadExHook:
       let error = cnm_errno()
       let function = unsafeBitCast(cnm_original().pointee.SSL_read_ex, to: UnsafeMutableRawPointer?.self)
       if let slot = connection(of: ssl, resolvingNear: function) {
+        if slot.pointee.core.tlsEnd == 0 { handshakeCompleted(slot, ssl) }
         cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(read.pointee))
         Traffic.parse(slot, .buffer(buffer), read.pointee, fromPeer: true)
       }
@@ -132,6 +143,7 @@ let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, I
     let error = cnm_errno()
     let function = unsafeBitCast(cnm_original().pointee.SSL_write, to: UnsafeMutableRawPointer?.self)
     if let slot = connection(of: ssl, resolvingNear: function) {
+      if slot.pointee.core.tlsEnd == 0 { handshakeCompleted(slot, ssl) }
       cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(result))
       Traffic.parse(slot, .buffer(buffer), Int(result), fromPeer: false)
     }
@@ -148,6 +160,7 @@ let sslWriteExHook:
       let error = cnm_errno()
       let function = unsafeBitCast(cnm_original().pointee.SSL_write_ex, to: UnsafeMutableRawPointer?.self)
       if let slot = connection(of: ssl, resolvingNear: function) {
+        if slot.pointee.core.tlsEnd == 0 { handshakeCompleted(slot, ssl) }
         cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(written.pointee))
         Traffic.parse(slot, .buffer(buffer), written.pointee, fromPeer: false)
       }
