@@ -99,8 +99,9 @@ struct HTTPExchanges {
 /// What the exchange logic needs to turn a completed exchange into a record.
 struct ExchangeContext {
   /// The connection's state as it is now (its id, role, peer and setup times): each http record
-  /// carries a copy, so that it can be read without its connection record.
-  let core: UnsafePointer<ConnectionCore>
+  /// carries a copy, so that it can be read without its connection record. The first request's
+  /// head may name it (``HostHeaderName``).
+  let core: UnsafeMutablePointer<ConnectionCore>
   let isTLS: Bool
   /// The hooks' part of the connection's entry: its replay (``ExchangeReplay``).
   let head: UnsafeMutablePointer<cnm_connection_head>
@@ -271,6 +272,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       }
       half.pointee.headSerial = serial
       half.pointee.hasRequest = true
+      if sequence == 0 { nameConnection(after: head, context: context) }
       let kind = head.pointee.requestKind
       half.pointee.requestKind = kind
       if kind != .ordinary { cnm_store_u32(pointer(to: \.requestKindsKnown)!, pointee.requestsBegun) }
@@ -287,6 +289,16 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     case .gaveUp:
       break
     }
+  }
+
+  /// A client connection that nothing named yet takes the name its first request's Host header
+  /// gives its server (``HostHeaderName``).
+  private func nameConnection(after head: UnsafePointer<HTTPHead>, context: ExchangeContext) {
+    let core = context.core
+    guard core.pointee.role == ConnectionCore.Role.client, core.pointee.host.isEmpty,
+      let name = HostHeaderName.serverName(of: head, peerPort: core.pointee.peer.port, isTLS: context.isTLS)
+    else { return }
+    core.pointee.host = FixedText(name)
   }
 
   private func responseEvent(_ event: HTTPStreamEvent, status: UInt16, now: UInt64, context: ExchangeContext) {

@@ -104,7 +104,7 @@ enum Traffic {
   /// The context an exchange that completes on `slot` is recorded with.
   static func exchangeContext(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> ExchangeContext {
     ExchangeContext(
-      core: UnsafePointer(slot.pointer(to: \.core)!), isTLS: slot.pointee.head.is_tls != 0,
+      core: slot.pointer(to: \.core)!, isTLS: slot.pointee.head.is_tls != 0,
       head: slot.pointer(to: \.head)!)
   }
 
