@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@ static struct {
 } ring = {NO_RING, NULL, ""};
 
 static cnm_dns_record recent[RECENT_LOOKUPS];
+static uintptr_t recent_threads[RECENT_LOOKUPS];
 static uint64_t recent_count;
 
 /* The ring, created on first use; NULL when it cannot be (said once). */
@@ -62,6 +64,7 @@ void elfhook_record_lookup(const elfhook_preload_configuration *configuration, c
    * handed over half-written: at worst, a connection without its host name. */
   uint64_t index = __atomic_fetch_add(&recent_count, 1, __ATOMIC_RELAXED);
   recent[index % RECENT_LOOKUPS] = record;
+  recent_threads[index % RECENT_LOOKUPS] = (uintptr_t)pthread_self();
   if (queue) cnm_dns_record_emit(queue, &record);
 }
 
@@ -69,10 +72,15 @@ void elfhook_lookups_handoff(cnm_handoff *handoff) {
   /* Static, not on the stack of whichever thread connects first (7 KB; it may be a small one): the
    * monitor starts once, on one thread. */
   static cnm_dns_record lookups[RECENT_LOOKUPS];
+  static uintptr_t threads[RECENT_LOOKUPS];
   uint64_t count = __atomic_load_n(&recent_count, __ATOMIC_ACQUIRE);
   size_t kept = count < RECENT_LOOKUPS ? (size_t)count : RECENT_LOOKUPS;
-  for (size_t i = 0; i < kept; i++) lookups[i] = recent[(count - kept + i) % RECENT_LOOKUPS];
+  for (size_t i = 0; i < kept; i++) {
+    lookups[i] = recent[(count - kept + i) % RECENT_LOOKUPS];
+    threads[i] = recent_threads[(count - kept + i) % RECENT_LOOKUPS];
+  }
   handoff->lookups = lookups;
+  handoff->lookup_threads = threads;
   handoff->lookup_count = kept;
   handoff->ring = NULL;
   handoff->ring_path = NULL;

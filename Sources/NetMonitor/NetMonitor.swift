@@ -87,7 +87,9 @@ public enum NetMonitor {
   public static func startInjected(_ handoff: UnsafePointer<cnm_handoff>) throws(StartError) -> String {
     let given = handoff.pointee
     let ring = given.ring.map { ring in (queue: ring, path: String(cString: given.ring_path)) }
-    for index in 0..<given.lookup_count { Resolutions.remember(given.lookups[index]) }
+    for index in 0..<given.lookup_count {
+      Resolutions.remember(given.lookups[index], thread: UInt(given.lookup_threads[index]))
+    }
     return try startRecording(toRingFiles: String(cString: given.pattern), capacity: given.capacity, adopting: ring)
   }
 

@@ -79,6 +79,7 @@ typedef struct cnm_handoff {
   cnm_queue *ring;     /* the ring of this process (it reserves its memory as it fills); or NULL */
   const char *ring_path;
   const cnm_dns_record *lookups; /* the most recent lookups, oldest first */
+  const uintptr_t *lookup_threads; /* the thread (pthread_self) that made each */
   size_t lookup_count;
 } cnm_handoff;
 

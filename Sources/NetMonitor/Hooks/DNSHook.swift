@@ -20,7 +20,7 @@ let getaddrinfoHook:
     var lookup = cnm_dns_record()
     cnm_dns_record_fill(&lookup, node, status, error, status == 0 ? result?.pointee : nil, startUnix, end &- start)
     cnm_dns_record_emit(cnm_record_queue(), &lookup)
-    Resolutions.remember(lookup)
+    Resolutions.remember(lookup, thread: Resolutions.currentThread)
     cnm_set_errno(error)
     return status
   }

@@ -44,7 +44,8 @@ struct ConnectionCore: BitwiseCopyable {
   var phase: UInt8 = 0
   /// Copied from the entry's head at close: its socket bytes were ciphertext (TLS).
   var isTLS: UInt8 = 0
-  /// 1 when a name resolution in this process returned the peer's address.
+  /// 1 when this connection took a lookup's time (`dnsNanoseconds`): the first connection to an
+  /// address the lookup returned (``Resolutions``).
   var hasDNS: UInt8 = 0
   var peer = PeerAddress()
   var tlsVersion = FixedText<16>()

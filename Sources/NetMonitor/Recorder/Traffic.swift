@@ -236,8 +236,10 @@ enum Traffic {
     // resolved to the same address (a server binding "127.0.0.1" or calling "localhost").
     if role == ConnectionCore.Role.client, let resolution = Resolutions.lookUp(peer) {
       slot.pointee.core.host = resolution.host
-      slot.pointee.core.dnsNanoseconds = resolution.lookupNanoseconds
-      slot.pointee.core.hasDNS = 1
+      if let lookupNanoseconds = resolution.lookupNanoseconds {
+        slot.pointee.core.dnsNanoseconds = lookupNanoseconds
+        slot.pointee.core.hasDNS = 1
+      }
     }
     return slot
   }
