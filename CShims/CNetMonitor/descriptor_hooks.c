@@ -6,7 +6,8 @@
  *
  * None of them is on the data path: for a descriptor that is not a tracked connection, dup2 and
  * dup3 cost a bounds check and a byte load; close_range and closefrom scan the table's bytes for
- * their range, eight at a time. */
+ * their range, eight at a time. A vfork child (Python's subprocess closes its descriptors with
+ * close_range before its exec) leaves its parent's table alone: cnm_in_vfork_child. */
 #include "cnetmonitor.h"
 
 #include <errno.h>
@@ -28,7 +29,7 @@ static inline bool tracked(unsigned fd) {
 static void before_replacing(int source, int replaced) {
   if (replaced < 0 || source == replaced || !tracked((unsigned)replaced)) return;
   int saved = errno;
-  if (fcntl(source, F_GETFD) != -1) cnm_on_close(replaced);
+  if (!cnm_in_vfork_child() && fcntl(source, F_GETFD) != -1) cnm_on_close(replaced);
   errno = saved;
 }
 
@@ -45,7 +46,7 @@ int cnm_hook_dup3(int source, int replaced, int flags) {
 /* Records every tracked connection on a descriptor in first…last. */
 static void before_closing(unsigned first, unsigned last) {
   uint32_t capacity = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE);
-  if (first >= capacity || first > last) return;
+  if (first >= capacity || first > last || cnm_in_vfork_child()) return;
   if (last >= capacity) last = capacity - 1;
   unsigned fd = first;
   while (fd <= last) {

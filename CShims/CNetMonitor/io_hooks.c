@@ -150,9 +150,10 @@ TRACKED_PATH tracked_sendfile64(int out_fd, int in_fd, off_t *offset, size_t cou
   return result;
 }
 
-/* A tracked connection's record is made before the descriptor goes (cnm_on_close keeps errno). */
+/* A tracked connection's record is made before the descriptor goes (cnm_on_close keeps errno);
+ * not by a vfork child, which closes its own copy (cnm_in_vfork_child). */
 __attribute__((used, noinline)) static int tracked_close(int fd) {
-  cnm_on_close(fd);
+  if (!cnm_in_vfork_child()) cnm_on_close(fd);
   return cnm_originals.close(fd);
 }
 

@@ -102,3 +102,34 @@ struct DescriptorClosingTests {
     }
   }
 }
+
+extension DescriptorClosingTests {
+  @Test("a vfork child closing its descriptors (Python's subprocess) leaves its parent's connection tracked")
+  func vforkChildClosing() throws {
+    let (elfhook, _) = try InjectionTests.products()
+    let server = try LoopbackServer()
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
+    // Debian's python3 starts a subprocess with vfork, whose child calls close_range on every
+    // descriptor but the three it keeps, the parent's connection among them, before its exec.
+    let program = """
+      import http.client, subprocess
+      connection = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      for size in (4, 5):
+          connection.request("GET", f"/bytes/{size}")
+          connection.getresponse().read()
+          subprocess.run(["true"], check=True)
+      connection.close()
+      """
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", "/usr/bin/python3", "-c", program])
+    #expect(run.status == 0, "\(run.stderr)")
+    let records = try InjectionTests.records(in: output)
+    let connections = InjectionTests.connectionRecords(records, port: server.port)
+    try #require(connections.count == 1, "\(connections)")
+    let exchanges = InjectionTests.httpRecords(records, port: server.port)
+    #expect(connections[0].httpExchanges == 2 && exchanges.count == 2)
+    #expect(connections[0].bytesReceived == exchanges.map(\.responseBytes).reduce(0, +))
+    #expect(connections[0].bytesSent == exchanges.map(\.requestBytes).reduce(0, +))
+  }
+}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 /* ---- atomics on plain fields (the connection table lives in mmap'ed memory) ------------------ */
 
@@ -164,6 +165,12 @@ static inline cnm_queue *cnm_ring_queue(void *memory) {
 /* The pid records carry: one getpid() at start and after each fork, not one per record. */
 extern int32_t cnm_pid;
 static inline int32_t cnm_current_pid(void) { return cnm_pid; }
+
+/* A child made with vfork (Python's subprocess, before its exec) runs in its parent's memory, with
+ * no fork handler run and a descriptor table of its own: what it closes is its copy, and the
+ * connection table it sees is its parent's, which it must leave alone. Its pid is not the one the
+ * monitor knows. A system call: for the close paths of tracked connections only. */
+static inline bool cnm_in_vfork_child(void) { return (int32_t)getpid() != cnm_pid; }
 
 /* Installs the fork handlers once. `ring_pattern` is the ring's pattern (copied), or NULL when
  * records go to an in-process queue (a fork child then records nothing: no thread consumes it). */
