@@ -1,7 +1,6 @@
 /// The name a client connection goes by when no lookup named it and no TLS server name did: a
-/// client that resolves names itself (curl's `localhost`, a hosts file of its own, an address
-/// cached from an earlier lookup) still says which server it meant in its first request's `Host`
-/// header. The header names this connection's server only when its port (or the scheme's
+/// client that resolves names itself (curl's `localhost`, a hosts file of its own) still says
+/// which server it meant in its first request's `Host` header. The header names this connection's server only when its port (or the scheme's
 /// default) is the peer's port and the target is a path: a forward proxy's requests carry their
 /// origin's Host (and an absolute or CONNECT target), not the proxy's.
 enum HostHeaderName {
