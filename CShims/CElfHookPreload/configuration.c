@@ -57,14 +57,15 @@ static bool output_directory(const char *pattern, char directory[PATH_MAX]) {
  * part with a pattern in it is left to the ring's creation. */
 static bool check_output_directory(const char *pattern, char *problem, size_t size) {
   char directory[PATH_MAX];
+  int error = ENAMETOOLONG;
+  if (output_directory(pattern, directory)) {
+    if (strchr(directory, '%') || access(directory, W_OK | X_OK) == 0) return true;
+    error = errno;
+  }
+  /* Named as the ring would have been, with this process's pid. */
   char path[PATH_MAX];
   const char *named = cnm_expand_pattern(pattern, (int)getpid(), path, sizeof path) ? path : pattern;
-  if (!output_directory(pattern, directory)) {
-    snprintf(problem, size, "cannot create the record file %s: %s", named, strerror(ENAMETOOLONG));
-    return false;
-  }
-  if (strchr(directory, '%') || access(directory, W_OK | X_OK) == 0) return true;
-  snprintf(problem, size, "cannot create the record file %s: %s", named, strerror(errno));
+  snprintf(problem, size, "cannot create the record file %s: %s", named, strerror(error));
   return false;
 }
 
