@@ -18,8 +18,16 @@ enum SharedMonitor {
     return sink
   }()
 
+  /// One `records` at a time in the process. Suites run in parallel, and `.serialized` orders only
+  /// a suite's own tests: a lookup another suite makes between a test's lookup and its connect
+  /// (libcurl resolves on a thread of its own, so the join cannot go by thread) could name the
+  /// test's connection, and its records would hold the other test's.
+  private static let oneAtATime = NSLock()
+
   /// The records that arrived after `body` ran, with the queue drained.
   static func records<T>(_ body: () throws -> T) rethrows -> (T, [Transaction]) {
+    oneAtATime.lock()
+    defer { oneAtATime.unlock() }
     _ = sink
     NetMonitor.flush()
     let before = sink.count
