@@ -7,8 +7,13 @@ struct EndpointKey: Hashable, CustomStringConvertible {
   var host: HostKey
   var path: String
 
+  /// A gRPC call's endpoint is its service and method (`gRPC host:port test.Echo/Unary`).
   init(_ http: HTTPRecord) {
-    self.init(method: http.method, host: HostKey(http), path: Self.path(of: http.target))
+    if let call = GRPCCall(http) {
+      self.init(method: "gRPC", host: HostKey(http), path: call.service + "/" + call.method)
+    } else {
+      self.init(method: http.method, host: HostKey(http), path: Self.path(of: http.target))
+    }
   }
 
   init(method: String, host: HostKey, path: String) {

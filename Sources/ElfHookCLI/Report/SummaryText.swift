@@ -179,9 +179,11 @@ func requestLabel(_ http: HTTPRecord) -> String {
   printable("\(http.method) \(RequestAddress(http).description)")
 }
 
-/// The status, red for a failure (5xx, or `-` when no response came).
+/// The status, red for a failure (5xx, or `-` when no response came); a gRPC call's own status
+/// by name (`OK`, `NOT_FOUND`).
 func statusCell(_ http: HTTPRecord) -> TextTable.Cell {
-  TextTable.Cell(http.status.map(String.init) ?? "-", http.isFailure ? .red : nil)
+  let text = http.grpcStatus.map(GRPCCall.statusName) ?? http.status.map(String.init) ?? "-"
+  return TextTable.Cell(text, http.isFailure ? .red : nil)
 }
 
 private func quantileCells(_ durations: DurationSamples) -> [TextTable.Cell] {

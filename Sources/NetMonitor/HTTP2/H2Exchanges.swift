@@ -238,7 +238,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     let tag = connection.tag(1)
     guard stream.claimRequestHalf(tag) else { return }
     stream.pointee.start = element(\.requestHalves, pointee.requestsBegun &- 1).pointee.start
-    stream.pointee.ordinal = cnm_increment_u32(connection.pointer(to: \.streamsOpened)!)
+    // Not the connection's first exchange: the 101 was (and carries the connection's setup).
+    stream.pointee.ordinal = cnm_increment_u32(connection.pointer(to: \.streamsOpened)!) &+ 1
     HTTPHead.copyReadableBytes(from: pointer(to: \.requests.head)!, to: stream.pointer(to: \.head)!)
     stream.pointee.hasHead = true
     if stream.end(H2Stream.requestEnded, of: tag) {  // its response came first
