@@ -22,10 +22,9 @@ static ch2_status check_fragment(const ch2_reader *reader, uint32_t fragment_len
   return fragment_length > CH2_BLOCK_BYTES - reader->block_length ? CH2_BLOCK_TOO_LARGE : CH2_OK;
 }
 
-/* Starts the frame whose 9-byte header was just read: checks what its header alone can break and
- * sets up the reading of its payload. */
-static ch2_status begin_frame(ch2_reader *reader) {
-  const uint8_t *header = reader->header;
+/* Starts the frame whose 9-byte `header` was just read: checks what its header alone can break
+ * and sets up the reading of its payload. */
+static ch2_status begin_frame(ch2_reader *reader, const uint8_t *header) {
   reader->length = (uint32_t)header[0] << 16 | (uint32_t)header[1] << 8 | header[2];
   reader->type = header[3];
   reader->flags = header[4];
@@ -211,13 +210,20 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
       continue;
     }
     if (reader->header_seen < 9) {
-      size_t take = 9u - reader->header_seen;
-      if (take > length - at) take = length - at;
-      memcpy(reader->header + reader->header_seen, bytes + at, take);
-      reader->header_seen = (uint8_t)(reader->header_seen + take);
-      at += take;
-      if (reader->header_seen < 9) break;
-      status = begin_frame(reader);
+      const uint8_t *header = bytes + at; /* read in place when whole, else gathered in `header` */
+      if (reader->header_seen > 0 || length - at < 9) {
+        size_t take = 9u - reader->header_seen;
+        if (take > length - at) take = length - at;
+        memcpy(reader->header + reader->header_seen, bytes + at, take);
+        reader->header_seen = (uint8_t)(reader->header_seen + take);
+        at += take;
+        if (reader->header_seen < 9) break;
+        header = reader->header;
+      } else {
+        reader->header_seen = 9;
+        at += 9;
+      }
+      status = begin_frame(reader, header);
       if (status != CH2_OK) break;
     } else {
       uint32_t count = reader->length - reader->payload_seen;

@@ -244,16 +244,8 @@ typedef struct cursor {
   const uint8_t *at, *end;
 } block_cursor;
 
-/* Reads an integer with a `prefix_bits`-bit prefix (§5.1) into *value. CH2_HPACK_BAD_INTEGER when
- * it overflows 32 bits (or takes more than 5 continuation bytes) or the block ends first. */
-static ch2_status read_integer(block_cursor *cursor, unsigned prefix_bits, uint32_t *value) {
-  if (cursor->at == cursor->end) return CH2_HPACK_BAD_INTEGER;
-  uint32_t mask = (1u << prefix_bits) - 1;
-  uint64_t total = *cursor->at++ & mask;
-  if (total < mask) {
-    *value = (uint32_t)total;
-    return CH2_OK;
-  }
+/* The rest of an integer whose prefix (`total`) is all ones: its continuation bytes. */
+static ch2_status read_integer_continuation(block_cursor *cursor, uint64_t total, uint32_t *value) {
   for (unsigned shift = 0;; shift += 7) {
     if (cursor->at == cursor->end || shift > 28) return CH2_HPACK_BAD_INTEGER;
     uint8_t byte = *cursor->at++;
@@ -263,6 +255,19 @@ static ch2_status read_integer(block_cursor *cursor, unsigned prefix_bits, uint3
   }
   *value = (uint32_t)total;
   return CH2_OK;
+}
+
+/* Reads an integer with a `prefix_bits`-bit prefix (§5.1) into *value. CH2_HPACK_BAD_INTEGER when
+ * it overflows 32 bits (or takes more than 5 continuation bytes) or the block ends first. */
+static inline ch2_status read_integer(block_cursor *cursor, unsigned prefix_bits, uint32_t *value) {
+  if (cursor->at == cursor->end) return CH2_HPACK_BAD_INTEGER;
+  uint32_t mask = (1u << prefix_bits) - 1;
+  uint32_t prefix = *cursor->at++ & mask;
+  if (prefix < mask) {
+    *value = prefix;
+    return CH2_OK;
+  }
+  return read_integer_continuation(cursor, prefix, value);
 }
 
 /* A string literal (§5.2) as it is in the block. */
@@ -429,12 +434,18 @@ static void add_entry(ch2_hpack_decoder *decoder, size_t name_length, size_t val
   decoder->byte_head = ring_offset(decoder, decoder->byte_head + (uint32_t)(name_length + value_length));
 }
 
-/* Writes `name` (a static name, or a dynamic entry's, which may be among the bytes overwritten)
- * at byte_head. Byte by byte, forwards: the name comes from before byte_head in the ring and an
- * entry ends before byte_head does, so no byte is overwritten before it is read. */
-static void put_name(ch2_hpack_decoder *decoder, text name) {
+/* Writes `name` at byte_head. A static name is copied whole; a dynamic entry's name (whose bytes
+ * may be among those overwritten) byte by byte, forwards: it lies before byte_head in the ring and
+ * ends before byte_head does, so no byte of it is overwritten before it is read. */
+static void put_name(ch2_hpack_decoder *decoder, text name, int from_table) {
   uint32_t at = decoder->byte_head;
   size_t length = name.first_length + name.second_length;
+  if (!from_table) {
+    ch2_output output = ring_output(decoder, at, length);
+    copy_text(output.first, output.first_capacity, name);
+    if (output.second_capacity > 0) memcpy(output.second, name.first + output.first_capacity, output.second_capacity);
+    return;
+  }
   for (size_t i = 0; i < length; i++) {
     decoder->bytes[at] = i < name.first_length ? name.first[i] : name.second[i - name.first_length];
     at = at + 1 == decoder->max_size ? 0 : at + 1;
@@ -445,7 +456,7 @@ static void put_name(ch2_hpack_decoder *decoder, text name) {
  * indexed name with its `field`) and `value` are written into the table, and an entry added when
  * it fits (an entry larger than the table empties it, §4.4); the value is recorded from there. */
 static ch2_status insert_field(ch2_hpack_decoder *decoder, field_recorder *recorder, const string_literal *name_literal,
-                               text name, unsigned field, string_literal value) {
+                               text name, int name_from_table, unsigned field, string_literal value) {
   size_t table = decoder->max_size, name_length, value_length = 0;
   ch2_status status;
   if (name_literal != NULL) {
@@ -453,7 +464,7 @@ static ch2_status insert_field(ch2_hpack_decoder *decoder, field_recorder *recor
     if (status != CH2_OK) return status;
   } else {
     name_length = name.first_length + name.second_length;
-    if (name_length + 32 <= table) put_name(decoder, name);
+    if (name_length + 32 <= table) put_name(decoder, name, name_from_table);
   }
   int fits = name_length + 32 <= table;
   if (fits) {
@@ -521,7 +532,9 @@ static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor
   }
   if (status == CH2_OK) status = read_literal(cursor, &value);
   if (status != CH2_OK) return status;
-  if (indexing) return insert_field(decoder, recorder, index == 0 ? &name_literal : NULL, name, field, value);
+  if (indexing) {
+    return insert_field(decoder, recorder, index == 0 ? &name_literal : NULL, name, index > STATIC_ENTRIES, field, value);
+  }
   if (index == 0) {
     status = field_of_literal(name_literal, &field);
     if (status != CH2_OK) return status;
