@@ -191,9 +191,7 @@ struct FrameReaderTests {
       ),
       (
         "a block over CH2_BLOCK_BYTES over CONTINUATIONs",
-        frame(CH2_HEADERS, flags: 0x08, stream: 1, [3] + Array(repeating: 0x82, count: 10000) + [0, 0, 0])
-          + frame(CH2_CONTINUATION, stream: 1, Array(repeating: 0x82, count: 6000))
-          + frame(CH2_CONTINUATION, flags: 4, stream: 1, Array(repeating: 0x82, count: 385)), CH2_BLOCK_TOO_LARGE
+        Self.blockOverContinuations(Int(CH2_BLOCK_BYTES) + 1), CH2_BLOCK_TOO_LARGE
       ),
     ]
     for (name, bytes, expected) in cases {
@@ -209,12 +207,17 @@ struct FrameReaderTests {
     }
   }
 
+  /// A header block of `size` bytes (indexed `:method: GET`s): a padded HEADERS with 10,000 of
+  /// them, a CONTINUATION of 6,000, and one with the rest.
+  static func blockOverContinuations(_ size: Int) -> [UInt8] {
+    frame(CH2_HEADERS, flags: 0x08, stream: 1, [3] + Array(repeating: 0x82, count: 10000) + [0, 0, 0])
+      + frame(CH2_CONTINUATION, stream: 1, Array(repeating: 0x82, count: 6000))
+      + frame(CH2_CONTINUATION, flags: 4, stream: 1, Array(repeating: 0x82, count: size - 16000))
+  }
+
   @Test("a block of exactly CH2_BLOCK_BYTES over CONTINUATIONs is read")
   func largestBlock() {
-    let bytes = frame(CH2_HEADERS, flags: 0x08, stream: 1, [3] + Array(repeating: 0x82, count: 10000) + [0, 0, 0])
-      + frame(CH2_CONTINUATION, stream: 1, Array(repeating: 0x82, count: 6000))
-      + frame(CH2_CONTINUATION, flags: 4, stream: 1, Array(repeating: 0x82, count: 384))
-    let (events, blocks, status) = Self.events(bytes)
+    let (events, blocks, status) = Self.events(Self.blockOverContinuations(Int(CH2_BLOCK_BYTES)))
     #expect(status == CH2_OK && events.count == 3 && blocks.first?.count == Int(CH2_BLOCK_BYTES))
     let (decoded, fields) = HPACKDecoder().decode(blocks[0])
     #expect(decoded == CH2_OK && fields.methodText == "GET")

@@ -25,7 +25,7 @@
 #define CH2_HPACK_MAX_ENTRIES (CH2_HPACK_TABLE_SIZE / 32u)
 /* The largest header block read: the fragments of a HEADERS or PUSH_PROMISE and its
  * CONTINUATIONs, padding and priority removed. Larger: CH2_BLOCK_TOO_LARGE. */
-#define CH2_BLOCK_BYTES 16384u
+#define CH2_BLOCK_BYTES 65536u
 
 /* Capacities of the decoded fields: longer values are cut there and marked truncated. */
 #define CH2_METHOD_BYTES 16u

@@ -43,7 +43,7 @@ extension RawRecord {
   }
 }
 
-/// A connection or http record, read in place (a ring's slot): the 1,216-byte record and its text
+/// A connection or http record, read in place (a ring's slot): the 1,344-byte record and its text
 /// fields are never copied whole, and text is decoded straight from the slot's bytes up to its
 /// length, or taken from `cache` when the previous record had the same bytes.
 extension UnsafePointer where Pointee == RawRecord {

@@ -60,7 +60,7 @@ struct RawRecord {
   /// Reserves a queue slot, lets `fill` write the record, and publishes it. When the queue is full
   /// the record is dropped and counted: the hooks never block the host.
   ///
-  /// The slot is not cleared first (zero-filling its 1,216 bytes, and copying whole structs into it,
+  /// The slot is not cleared first (zero-filling its 1,344 bytes, and copying whole structs into it,
   /// was most of the cost of writing a record): `fill` writes every field its kind's reader
   /// (`transaction(process:)`) reads, and the other fields keep whatever an earlier record left in
   /// the slot. Text is read only up to its length.

@@ -1,8 +1,9 @@
 """An HTTP/2 server on 127.0.0.1 built on the `h2` package, for the HTTP/2 tests: it speaks
 HTTP/2 with prior knowledge and after an HTTP/1.1 `Upgrade: h2c`, and misbehaves on purpose by
-path: /reset answers with RST_STREAM, /goaway with a GOAWAY that refuses every later stream,
+path: /reset answers with RST_STREAM, /goaway answers, then sends a GOAWAY that refuses every
+later stream and closes the connection,
 /big with a 20 KB header list (HEADERS + CONTINUATION), /padded with padded DATA; everything
-else is 200 with a body of `?size=N` bytes (default 100). Prints `PORT n`, serves until stdin
+else is 200 with a body of `?size=N` bytes (default 100, at most 16384: one DATA frame). Prints `PORT n`, serves until stdin
 closes."""
 import select
 import socket
@@ -33,7 +34,12 @@ def respond(connection, stream_id, path):
 def serve(sock):
     config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
     connection = h2.connection.H2Connection(config=config)
-    first = sock.recv(65535)
+    first = b""
+    while len(first) < 4:  # a client may send a byte at a time
+        more = sock.recv(65535)
+        if not more:
+            return
+        first += more
     if first.startswith(b"PRI "):
         connection.initiate_connection()
         pending = first
@@ -58,17 +64,19 @@ def serve(sock):
                     path = dict(event.headers)[":path"]
                     if goaway_sent:
                         continue
+                    respond(connection, event.stream_id, path)
                     if path.startswith("/goaway"):
                         connection.close_connection(last_stream_id=event.stream_id)
                         goaway_sent = True
-                    else:
-                        respond(connection, event.stream_id, path)
                 elif isinstance(event, h2.events.ConnectionTerminated):
                     sock.close()
                     return
             data = connection.data_to_send()
             if data:
                 sock.sendall(data)
+            if goaway_sent:
+                sock.close()
+                return
         try:
             pending = sock.recv(65535)
         except OSError:
