@@ -1,7 +1,7 @@
 /* Hand-written prologues for the inline hook's decoder and relocator (x86_64, AT&T syntax). */
         .text
         .globl asm_rip_load, asm_rip_lea, asm_jcc_early, asm_call_early, asm_short, asm_loop_back
-        .globl asm_unknown, asm_unaligned, asm_frame_unaligned, asm_value
+        .globl asm_unknown, asm_unaligned, asm_frame_unaligned, asm_value, asm_parked, asm_int3
 
 /* mov eax, [rip + asm_value]: a RIP-relative load displaced on its own (6 bytes). */
         .p2align 4
@@ -100,6 +100,26 @@ asm_frame_unaligned:
         popq %rbp
         ret
         .size asm_frame_unaligned, . - asm_frame_unaligned
+
+/* Displaced boundaries at +2 and +4, each instruction from there on independent of the ones
+ * before: calling asm_parked + 2 or + 4 is what a thread stopped there before the patch does when
+ * it resumes. Both must land on a trap byte and be moved into the trampoline: x + 5 either way. */
+        .p2align 4
+        .type asm_parked, @function
+asm_parked:
+        xorl %eax, %eax
+        xorl %ecx, %ecx
+        leal 5(%rdi), %eax
+        ret
+        .size asm_parked, . - asm_parked
+
+/* A breakpoint that is not the engine's: its SIGTRAP must reach the program's own handler. */
+        .p2align 4
+        .type asm_int3, @function
+asm_int3:
+        int3
+        ret
+        .size asm_int3, . - asm_int3
 
         .data
         .p2align 2

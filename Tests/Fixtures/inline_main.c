@@ -5,6 +5,7 @@
 #include "check.h"
 #include "elfhook.h"
 
+#include <signal.h>
 #include <string.h>
 
 int inline_add(int a, int b);
@@ -13,6 +14,11 @@ int inline_add_via_library(int a, int b);
 int inline_scaled_via_library(int a);
 int asm_rip_load(int), asm_rip_lea(int), asm_jcc_early(int), asm_call_early(int), asm_short(void);
 int asm_loop_back(int), asm_unknown(int), asm_unaligned(int, int), asm_frame_unaligned(int, int);
+int asm_parked(int);
+void asm_int3(void);
+
+static volatile sig_atomic_t own_traps;
+static void on_own_trap(int signal) { (void)signal; own_traps++; }
 
 /* A function of the executable, called directly from main. */
 __attribute__((noipa)) int main_mul(int a, int b) { return a * b; }
@@ -69,6 +75,7 @@ static void refused(const char *name, void *function, int expected_status, const
 
 int main(int argc, char **argv) {
   int stripped = argc > 1 && strcmp(argv[1], "stripped") == 0;
+  signal(SIGTRAP, on_own_trap);
 
   /* A library function called from inside its library. */
   CHECK(inline_add_via_library(2, 3) == 5);
@@ -153,6 +160,23 @@ int main(int argc, char **argv) {
   CHECK(asm_frame_unaligned(1, 2) == 10005);
   CHECK_OK(elfhook_detach(two));
   CHECK(unchanged((void *)asm_frame_unaligned) && asm_frame_unaligned(1, 2) == 5);
+
+  /* Threads stopped between the displaced instructions before the patch: they resume on a trap
+   * byte and continue in the trampoline. */
+  CHECK_OK(elfhook_attach((void *)asm_parked, (void *)hook_one, (void **)&original_one, &two));
+  CHECK(asm_parked(1) == 10006);
+  for (int offset = 2; offset <= 4; offset += 2) {
+    int (*resumed)(int) = (int (*)(int))((char *)asm_parked + offset);
+    CHECK(resumed(1) == 6);
+  }
+  CHECK_OK(elfhook_detach(two));
+  CHECK(asm_parked(1) == 6);
+
+  /* The program's own SIGTRAP handler (installed first thing in main) still gets the traps that
+   * are not the engine's. */
+  asm_int3();
+  raise(SIGTRAP);
+  CHECK(own_traps == 2);
 
   /* And those that must be refused, left as they were. */
   refused("asm_short", (void *)asm_short, ELFHOOK_ERR_FUNCTION_TOO_SHORT, "the 5");

@@ -145,6 +145,10 @@ void eh_protection_map_free(eh_protection_map *map);
 void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh_slot *slot,
                           void *value);
 
+/* The function a non-PIE executable's canonical PLT entry at `address` stands for (what `&function`
+ * gives in such a program), or NULL when `address` is no canonical PLT entry. */
+void *eh_resolve_canonical_plt(eh_registry *registry, uintptr_t address);
+
 /* ---- rebind.c / dlopen_hook.c: images loaded later ---------------------------------------------- */
 
 /* The real dlopen: dlopen itself until the engine's own dlopen hook is installed, then the

@@ -97,8 +97,6 @@ typedef struct eh_block {
 static eh_site *_Atomic sites;
 static eh_block **blocks;
 static size_t block_count, block_capacity;
-static bool trap_handler_installed;
-static struct sigaction previous_trap_action;
 static int sync_core_state; /* 0 unknown, 1 registered, -1 unavailable */
 
 /* ---- cores and pages ------------------------------------------------------------------------------ */
@@ -207,19 +205,32 @@ static int block_write(eh_block *block, uintptr_t address, const void *bytes, si
 }
 
 /* ---- where the stub may go -------------------------------------------------------------------------
- * The rel32 of the patch is fixed at the bytes that land on displaced boundaries (0xCC), free
- * elsewhere. The valid distances, listed by the free bytes' value v, increase with v. */
+ * The rel32 of the patch is constrained at the bytes that land on displaced boundaries: each must
+ * be a byte that traps when a thread starts an instruction there — int3 (SIGTRAP, the PC after
+ * it) or an opcode invalid in 64-bit mode (SIGILL, the PC on it). Allowing the invalid opcodes, and
+ * not int3 alone, matters where the top byte is constrained (endbr64 is 4 bytes): 0xCC there means
+ * a distance of -0x33xxxxxx, below address 0 for a non-PIE program at 0x400000, whereas 0x06…0x61
+ * give distances of +100 MB to +1.6 GB. The other bytes are free. Listing the distances as a
+ * mixed-radix number v (a digit per byte: an index into that byte's allowed values), they increase
+ * with v, so the nearest ones are found by binary search. */
+
+static const uint8_t trap_bytes[] = {0x06, 0x07, 0x0E, 0x16, 0x17, 0x1E, 0x1F, 0x27, 0x2F, 0x37, 0x3F,
+                                     0x60, 0x61, 0x82, 0x9A, 0xCC, 0xCE, 0xD4, 0xD5, 0xEA};
+
 
 typedef struct distance_space {
-  uint32_t fixed;      /* the constrained bytes, 0xCC each */
-  int free_bytes[4];   /* positions of the free bytes, least significant first */
-  int free_count;
-  uint64_t count;      /* 2^(8 * free_count) */
+  bool constrained[4]; /* byte k of rel32 (least significant first) must be a trap byte */
+  uint64_t count;      /* how many distances there are */
 } distance_space;
 
 static uint32_t distance_of(const distance_space *space, uint64_t v) {
-  uint32_t d = space->fixed;
-  for (int i = 0; i < space->free_count; i++) d |= (uint32_t)((v >> (8 * i)) & 0xFF) << (8 * space->free_bytes[i]);
+  uint32_t d = 0;
+  for (int k = 0; k < 4; k++) {
+    unsigned radix = space->constrained[k] ? sizeof trap_bytes : 256;
+    unsigned digit = (unsigned)(v % radix);
+    v /= radix;
+    d |= (uint32_t)(space->constrained[k] ? trap_bytes[digit] : digit) << (8 * k);
+  }
   return d;
 }
 
@@ -283,18 +294,13 @@ static bool try_stub(const eh_protection_map *maps, uintptr_t stub, stub_place *
   return true;
 }
 
-/* Finds a stub address reachable by the patch's rel32 whose boundary bytes are 0xCC, nearest first,
+/* Finds a stub address reachable by the patch's rel32 whose boundary bytes trap, nearest first,
  * alternating above and below the function. */
 static int find_stub(uintptr_t function, const eh_site *site, stub_place *place) {
-  distance_space space = {0};
-  bool fixed[4] = {false};
+  distance_space space = {.count = 1};
   for (int i = 1; i < site->count; i++)
-    if (site->boundaries[i] < PATCH_LENGTH) fixed[site->boundaries[i] - 1] = true;
-  for (int b = 0; b < 4; b++) {
-    if (fixed[b]) space.fixed |= 0xCCu << (8 * b);
-    else space.free_bytes[space.free_count++] = b;
-  }
-  space.count = 1ull << (8 * space.free_count);
+    if (site->boundaries[i] < PATCH_LENGTH) space.constrained[site->boundaries[i] - 1] = true;
+  for (int k = 0; k < 4; k++) space.count *= space.constrained[k] ? sizeof trap_bytes : 256;
   eh_protection_map maps = {0};
   int status = eh_protection_map_load(&maps);
   if (status != ELFHOOK_OK) return status;
@@ -486,43 +492,61 @@ static int relocate(eh_site *site, const eh_x86_insn *insns, uintptr_t at, uint8
   return ELFHOOK_OK;
 }
 
-/* ---- the SIGTRAP handler ---------------------------------------------------------------------------- */
+/* ---- the SIGTRAP and SIGILL handlers -----------------------------------------------------------------
+ * A thread that meets one of the engine's trap bytes is moved to the same instruction in the
+ * trampoline: an int3 (SIGTRAP, SI_KERNEL) leaves the PC after it, an invalid opcode (SIGILL,
+ * ILL_ILLOPN) on it. Any other signal goes to the handler that was there before, or gets the default
+ * action. They read the site list only (never freed, published with release stores), so they are
+ * async-signal-safe and take no lock. */
 
-/* Moves a thread that met one of the engine's int3 bytes to the same instruction in the trampoline;
- * any other SIGTRAP goes to the handler that was there before (or kills, as by default). Reads the
- * site list only (never freed, published with release stores): async-signal-safe. */
-static void on_trap(int signal, siginfo_t *info, void *context) {
-  ucontext_t *ucontext = context;
-  if (info->si_code == SI_KERNEL) {
-    uintptr_t at = (uintptr_t)ucontext->uc_mcontext.gregs[REG_RIP] - 1;
-    for (eh_site *site = __atomic_load_n(&sites, __ATOMIC_ACQUIRE); site; site = site->next) {
-      if (at < site->function || at >= site->function + site->length) continue;
-      for (int i = 0; i < site->count; i++) {
-        if (site->function + site->boundaries[i] == at) {
-          ucontext->uc_mcontext.gregs[REG_RIP] = (greg_t)(site->trampoline + site->moved_to[i]);
-          return;
-        }
+static struct sigaction previous_action[2]; /* SIGTRAP, SIGILL */
+
+static bool redirect(ucontext_t *ucontext, uintptr_t at) {
+  for (eh_site *site = __atomic_load_n(&sites, __ATOMIC_ACQUIRE); site; site = site->next) {
+    if (at < site->function || at >= site->function + site->length) continue;
+    for (int i = 0; i < site->count; i++) {
+      if (site->function + site->boundaries[i] == at) {
+        ucontext->uc_mcontext.gregs[REG_RIP] = (greg_t)(site->trampoline + site->moved_to[i]);
+        return true;
       }
     }
   }
-  if (previous_trap_action.sa_flags & SA_SIGINFO) {
-    if (previous_trap_action.sa_sigaction) previous_trap_action.sa_sigaction(signal, info, context);
-  } else if (previous_trap_action.sa_handler != SIG_DFL && previous_trap_action.sa_handler != SIG_IGN) {
-    previous_trap_action.sa_handler(signal);
+  return false;
+}
+
+static void on_trap(int signal, siginfo_t *info, void *context) {
+  ucontext_t *ucontext = context;
+  uintptr_t pc = (uintptr_t)ucontext->uc_mcontext.gregs[REG_RIP];
+  if (signal == SIGTRAP && info->si_code == SI_KERNEL && redirect(ucontext, pc - 1)) return;
+  if (signal == SIGILL && info->si_code == ILL_ILLOPN && redirect(ucontext, pc)) return;
+  const struct sigaction *previous = &previous_action[signal == SIGILL];
+  if (previous->sa_flags & SA_SIGINFO) {
+    if (previous->sa_sigaction) previous->sa_sigaction(signal, info, context);
+  } else if (previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
+    previous->sa_handler(signal);
   } else {
+    /* The default action, as without the engine: SIGILL re-executes the instruction; an int3 does
+     * not, so the signal is raised again. */
     struct sigaction fallback = {.sa_handler = SIG_DFL};
-    sigaction(SIGTRAP, &fallback, NULL);
-    raise(SIGTRAP);
+    sigaction(signal, &fallback, NULL);
+    if (signal == SIGTRAP) raise(SIGTRAP);
   }
 }
 
-static int install_trap_handler(void) {
-  if (trap_handler_installed) return ELFHOOK_OK;
+/* Installs the handlers, or puts them back in front when the host replaced one since the last
+ * attach (the host's then becomes the one forwarded to). Called before every patch write. */
+static int install_trap_handlers(void) {
+  static const int signals[2] = {SIGTRAP, SIGILL};
   struct sigaction action = {.sa_sigaction = on_trap, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER};
   sigemptyset(&action.sa_mask);
-  if (sigaction(SIGTRAP, &action, &previous_trap_action) != 0)
-    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "sigaction(SIGTRAP): %s", strerror(errno));
-  trap_handler_installed = true;
+  for (int i = 0; i < 2; i++) {
+    struct sigaction current;
+    if (sigaction(signals[i], NULL, &current) != 0)
+      return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "sigaction(%s): %s", strsignal(signals[i]), strerror(errno));
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_trap) continue;
+    if (sigaction(signals[i], &action, &previous_action[i]) != 0)
+      return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "sigaction(%s): %s", strsignal(signals[i]), strerror(errno));
+  }
   return ELFHOOK_OK;
 }
 
@@ -663,10 +687,11 @@ static int attach_locked(uintptr_t function, size_t size, const eh_image *image,
     if (other)
       return elfhook_set_error(ELFHOOK_ERR_JUMP_INTO_PATCH, "%s lies inside the patched first bytes of %p", what.text,
                                (void *)other->function);
-    int status = install_trap_handler();
-    if (status == ELFHOOK_OK) status = site_create(function, size, image, what.text, &site);
+    int status = site_create(function, size, image, what.text, &site);
     if (status != ELFHOOK_OK) return status;
   }
+  int handlers = install_trap_handlers();
+  if (handlers != ELFHOOK_OK) return handlers;
   elfhook_attachment *attachment = calloc(1, sizeof *attachment);
   if (!attachment) return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory attaching to %s", what.text);
   attachment->site = site;
@@ -717,7 +742,8 @@ static int detach_locked(elfhook_attachment *attachment) {
   if (!site->top) {
     describe_function what;
     describe(&what, NULL, site->function, image_containing(site->function));
-    status = write_patch(site, site->original, true, what.text);
+    status = install_trap_handlers();
+    if (status == ELFHOOK_OK) status = write_patch(site, site->original, true, what.text);
     site->installed = status != ELFHOOK_OK;
     __atomic_store_n(site->slot, (void *)site->trampoline, __ATOMIC_RELEASE);
   }
@@ -741,6 +767,10 @@ int elfhook_attach(void *function, void *replacement, void **original, elfhook_a
   eh_lock();
   eh_sync_and_absorb(); /* images that could not be parsed do not stop an attach by address */
   elfhook_clear_error();
+  /* In a non-PIE program `&function` of a library function is the program's canonical PLT entry:
+   * patching it would catch only the calls that go through it. Attach to the function itself. */
+  void *real = eh_resolve_canonical_plt(&eh_loaded_images, (uintptr_t)function);
+  if (real) function = real;
   const eh_image *image = image_containing((uintptr_t)function);
   size_t size = 0;
   if (!site_for((uintptr_t)function) && image) size = eh_function_size_at(image, (uintptr_t)function);
