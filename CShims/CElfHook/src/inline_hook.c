@@ -94,7 +94,7 @@ typedef struct eh_block {
   unsigned slots_used;
 } eh_block;
 
-static eh_site *_Atomic sites;
+static eh_site *sites; /* newest first; read by the signal handlers with acquire loads */
 static eh_block **blocks;
 static size_t block_count, block_capacity;
 static int sync_core_state; /* 0 unknown, 1 registered, -1 unavailable */
