@@ -218,6 +218,11 @@ int eh_find_function_symbol(const eh_image *image, const char *name, eh_symbol *
 /* The size of the function that starts exactly at `address`, from .dynsym/.symtab; 0 if unknown. */
 size_t eh_function_size_at(const eh_image *image, uintptr_t address);
 
+/* ---- inline_hook.c ------------------------------------------------------------------------------- */
+
+/* An image was unloaded: the inline hooks on its functions are forgotten (never written again). */
+void eh_inline_forget_image(const eh_image *image);
+
 /* ---- slot_write.c, for code pages ------------------------------------------------------------------ */
 
 /* The protection the page holding `address` has now, from /proc/self/maps; -1 with error text. */

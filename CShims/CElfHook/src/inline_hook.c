@@ -85,6 +85,7 @@ typedef struct eh_site {
   elfhook_attachment *top;
   bool installed;
   bool retired;                         /* its function's bytes changed; a new site replaced it */
+  bool unloaded;                        /* its image was unloaded: never written again */
 } eh_site;
 
 /* A trampoline block: a code page (stubs and trampolines, read-execute) and a data page (slots). */
@@ -503,6 +504,7 @@ static struct sigaction previous_action[2]; /* SIGTRAP, SIGILL */
 
 static bool redirect(ucontext_t *ucontext, uintptr_t at) {
   for (eh_site *site = __atomic_load_n(&sites, __ATOMIC_ACQUIRE); site; site = site->next) {
+    if (__atomic_load_n(&site->unloaded, __ATOMIC_RELAXED)) continue;
     if (at < site->function || at >= site->function + site->length) continue;
     for (int i = 0; i < site->count; i++) {
       if (site->function + site->boundaries[i] == at) {
@@ -678,8 +680,12 @@ static int attach_locked(uintptr_t function, size_t size, const eh_image *image,
   describe_function what;
   describe(&what, name, function, image);
   eh_site *site = site_for(function);
-  if (site && !site->installed && memcmp((const void *)function, site->original, site->length) != 0) {
-    site->retired = true; /* changed under us since it was last attached: decode it afresh */
+  if (site && memcmp((const void *)function, site->installed ? site->patch : site->original,
+                     site->installed ? PATCH_LENGTH : site->length) != 0) {
+    /* Changed under us since it was last attached (or unloaded and loaded again at the same
+     * address): decode it afresh; the old site's attachments are never written again. */
+    site->retired = true;
+    __atomic_store_n(&site->unloaded, site->installed, __ATOMIC_RELAXED);
     site = NULL;
   }
   if (!site) {
@@ -739,7 +745,9 @@ static int detach_locked(elfhook_attachment *attachment) {
     if (site->top) __atomic_store_n(site->slot, site->top->replacement, __ATOMIC_RELEASE);
   }
   if (attachment->below) attachment->below->above = attachment->above;
-  if (!site->top) {
+  if (!site->top && site->unloaded) {
+    site->installed = false; /* its code is gone: nothing to restore */
+  } else if (!site->top) {
     describe_function what;
     describe(&what, NULL, site->function, image_containing(site->function));
     status = install_trap_handlers();
@@ -749,6 +757,14 @@ static int detach_locked(elfhook_attachment *attachment) {
   }
   free(attachment);
   return status;
+}
+
+void eh_inline_forget_image(const eh_image *image) {
+  for (eh_site *site = sites; site; site = site->next) {
+    if (!eh_image_contains(image, site->function)) continue;
+    site->retired = true;
+    __atomic_store_n(&site->unloaded, true, __ATOMIC_RELAXED);
+  }
 }
 
 static bool pattern_matches(const char *pattern, const char *path) {
@@ -820,6 +836,8 @@ int elfhook_detach(elfhook_attachment *attachment) {
 }
 
 #else /* not x86_64 */
+
+void eh_inline_forget_image(const eh_image *image) { (void)image; }
 
 static int unsupported(void) {
   return elfhook_set_error(ELFHOOK_ERR_UNSUPPORTED_ARCHITECTURE,
