@@ -2,6 +2,7 @@
         .text
         .globl asm_rip_load, asm_rip_lea, asm_jcc_early, asm_call_early, asm_short, asm_loop_back
         .globl asm_unknown, asm_unaligned, asm_frame_unaligned, asm_value, asm_parked, asm_int3
+        .globl asm_loop_entry, asm_loop_inner
 
 /* mov eax, [rip + asm_value]: a RIP-relative load displaced on its own (6 bytes). */
         .p2align 4
@@ -68,6 +69,29 @@ asm_loop_back:
         movl %edi, %eax
         ret
         .size asm_loop_back, . - asm_loop_back
+
+/* A loop whose head is the entry, its jump back past the displaced bytes: found by the sweep of
+ * the body (the symbol's size is known), refused. */
+        .p2align 4
+        .type asm_loop_entry, @function
+asm_loop_entry:
+1:      addl $1, %eax
+        addl $2, %eax
+        decl %edi
+        jnz 1b
+        ret
+        .size asm_loop_entry, . - asm_loop_entry
+
+/* The same with the head on a displaced boundary (+2). */
+        .p2align 4
+        .type asm_loop_inner, @function
+asm_loop_inner:
+        xorl %eax, %eax
+1:      addl $1, %eax
+        decl %edi
+        jnz 1b
+        ret
+        .size asm_loop_inner, . - asm_loop_inner
 
 /* An AVX instruction first: the decoder does not know VEX, so the function is refused. */
         .p2align 4

@@ -14,7 +14,7 @@ int inline_add_via_library(int a, int b);
 int inline_scaled_via_library(int a);
 int asm_rip_load(int), asm_rip_lea(int), asm_jcc_early(int), asm_call_early(int), asm_short(void);
 int asm_loop_back(int), asm_unknown(int), asm_unaligned(int, int), asm_frame_unaligned(int, int);
-int asm_parked(int);
+int asm_parked(int), asm_loop_entry(int), asm_loop_inner(int);
 void asm_int3(void);
 
 static volatile sig_atomic_t own_traps;
@@ -181,6 +181,11 @@ int main(int argc, char **argv) {
   /* And those that must be refused, left as they were. */
   refused("asm_short", (void *)asm_short, ELFHOOK_ERR_FUNCTION_TOO_SHORT, "the 5");
   refused("asm_loop_back", (void *)asm_loop_back, ELFHOOK_ERR_JUMP_INTO_PATCH, "goes back to +0");
+  if (!stripped) { /* the sweep of the body needs the function's size, from .symtab */
+    refused("asm_loop_entry", (void *)asm_loop_entry, ELFHOOK_ERR_JUMP_INTO_PATCH, "the jump at +8 goes back to +0");
+    refused("asm_loop_inner", (void *)asm_loop_inner, ELFHOOK_ERR_JUMP_INTO_PATCH, "the jump at +7 goes back to +2");
+    CHECK(asm_loop_inner(3) == 3);
+  }
   refused("asm_unknown", (void *)asm_unknown, ELFHOOK_ERR_UNKNOWN_INSTRUCTION, "byte 0xc5");
   CHECK(asm_short() == 0 && asm_loop_back(3) == 0 && asm_unknown(9) == 9);
   CHECK(elfhook_attach(NULL, (void *)hook_one, NULL, NULL) == ELFHOOK_ERR_INVALID_ARGUMENT);

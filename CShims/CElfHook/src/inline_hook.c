@@ -427,6 +427,19 @@ static int decode_prologue(eh_site *site, eh_x86_insn *insns, size_t readable, s
                                what, site->boundaries[i], (unsigned long)(insns[i].target - site->function), offset,
                                bytes);
   }
+  /* The rest of the function, when its size is known: a jump from the body back into the displaced
+   * bytes (a loop whose head is the entry) would re-enter the hook, or trap on every turn. A linear
+   * sweep, as far as the decoder knows the instructions: it stops at the first it does not. */
+  size_t end = size && size <= readable ? size : 0;
+  for (size_t at = offset; at < end;) {
+    eh_x86_insn insn;
+    if (eh_x86_decode(code + at, end - at, &insn) < 0) break;
+    if (insn.branch_size && insn.target >= site->function && insn.target < site->function + offset)
+      return elfhook_set_error(ELFHOOK_ERR_JUMP_INTO_PATCH,
+                               "%s: the jump at +%zu goes back to +%lu, inside the %zu bytes the patch displaces (%s)",
+                               what, at, (unsigned long)(insn.target - site->function), offset, bytes);
+    at += insn.length;
+  }
   site->count = (uint8_t)count;
   site->length = (uint8_t)offset;
   memcpy(site->original, code, offset);
@@ -616,16 +629,13 @@ static const eh_image *image_containing(uintptr_t address) {
   return NULL;
 }
 
-/* Bytes readable from `address` on: to the end of its load segment, at most 64. */
+/* Bytes readable from `address` on: to the end of its load segment (64 outside any image). */
 static size_t readable_from(const eh_image *image, uintptr_t address) {
-  size_t readable = 64;
   if (image) {
     for (int i = 0; i < image->load_count; i++)
-      if (address >= image->loads[i].start && address < image->loads[i].end &&
-          image->loads[i].end - address < readable)
-        readable = image->loads[i].end - address;
+      if (address >= image->loads[i].start && address < image->loads[i].end) return image->loads[i].end - address;
   }
-  return readable;
+  return 64;
 }
 
 static int site_create(uintptr_t function, size_t size, const eh_image *image, const char *what, eh_site **out) {
