@@ -16,7 +16,7 @@ import CElfHook
 /// detached; dropping the last reference does not detach it (the engine keeps writing its original
 /// into storage it owns, which is then never freed).
 ///
-/// x86_64 only: elsewhere the initializers throw `ELFHOOK_ERR_UNSUPPORTED_ARCHITECTURE`.
+/// On x86_64 and aarch64.
 public final class Attachment<Function>: @unchecked Sendable {
   private var handle: OpaquePointer?
   private let storage: UnsafeMutablePointer<UnsafeMutableRawPointer?>

@@ -79,9 +79,9 @@ typedef enum elfhook_status {
                                              know or cannot move (AVX, syscall, loop, int3…) */
   ELFHOOK_ERR_FUNCTION_TOO_SHORT = -10,   /* the function ends before the 5 bytes the patch needs */
   ELFHOOK_ERR_JUMP_INTO_PATCH = -11,      /* a displaced instruction jumps back into the patched bytes */
-  ELFHOOK_ERR_OUT_OF_RANGE = -12,         /* no trampoline could be placed where its jump and the
-                                             moved RIP-relative operands reach (±2 GB) */
-  ELFHOOK_ERR_UNSUPPORTED_ARCHITECTURE = -13, /* inline hooks exist on x86_64 only (not aarch64 yet) */
+  ELFHOOK_ERR_OUT_OF_RANGE = -12,         /* no trampoline could be placed where the patch's jump and
+                                             the moved PC-relative operands reach (x86_64 ±2 GB,
+                                             aarch64 ±128 MB) */
 } elfhook_status;
 
 /* A readable name for a status: "ELFHOOK_ERR_PROTECTION". Never NULL. */
@@ -195,14 +195,14 @@ ELFHOOK_EXPORT int elfhook_unbind(elfhook_handle *handle);
  * replacement; `original` receives a trampoline holding the displaced instructions, relocated, and
  * a jump back, so it calls the function as it was.
  *
- * x86_64 only: elsewhere the calls return ELFHOOK_ERR_UNSUPPORTED_ARCHITECTURE.
- *
- * Safety while other threads run the function: the patch is a 5-byte `jmp rel32` to a stub near the
- * function. It is written as one aligned 8-byte store when it fits in one, otherwise behind an int3
- * staged on its first byte; a thread that was stopped between the displaced instructions resumes on
- * an int3 the patch leaves there and is moved into the trampoline by the engine's SIGTRAP handler
- * (inline_hook.c explains the scheme). Code pages are writable only during the write and get back
- * their exact protection. A prologue that cannot be moved safely is refused with a status naming
+ * Safety while other threads run the function. On x86_64 the patch is a 5-byte `jmp rel32` to a stub
+ * near the function, written as one aligned 8-byte store when it fits in one, otherwise behind an
+ * int3 staged on its first byte; a thread that was stopped between the displaced instructions
+ * resumes on a trap byte the patch leaves there and is moved into the trampoline by the engine's
+ * SIGTRAP/SIGILL handler (inline_x86_64.c explains the scheme). On aarch64 the patch is one `b`
+ * instruction, one aligned 4-byte store, followed by the instruction cache maintenance
+ * (inline_aarch64.c). Code pages are writable only during the write and get back their exact
+ * protection. A prologue that cannot be moved safely is refused with a status naming
  * why (ELFHOOK_ERR_UNKNOWN_INSTRUCTION, _FUNCTION_TOO_SHORT, _JUMP_INTO_PATCH, _OUT_OF_RANGE) and
  * the function is left untouched.
  *
