@@ -1,6 +1,6 @@
 /* libinline.so: functions that call their own library's functions directly (built with
  * -Wl,-Bsymbolic-functions), so no GOT slot reaches the callee: only an inline hook does. */
-static int bias = 7; /* read in inline_scaled's first instructions: RIP-relative in every build */
+static volatile int bias = 7; /* read in inline_scaled's first instructions at -O2: RIP-relative (volatile: not folded to 7) */
 
 static volatile int zero; /* keeps inline_add longer than the patch at -O2 (lea + ret is 4 bytes) */
 
