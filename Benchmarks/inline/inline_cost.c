@@ -3,8 +3,9 @@
  *     unhooked, through one pass-through attachment (hook → original → trampoline → function), or
  *     through two; callgrind counts the instructions, the script takes the difference of two round
  *     counts so that start-up cancels out;
- *   inline_cost attach ROUNDS — µs per attach + detach of one function (the patch written and
- *     restored each time; the trampoline reused). */
+ *   inline_cost attach ROUNDS — µs for the first attach + detach of a function (its prologue
+ *     decoded, its size read from this program's .symtab, a stub placed, the trampoline written),
+ *     then per attach + detach (the patch written and restored each time; the trampoline reused). */
 #include "elfhook.h"
 
 #include <stdio.h>
@@ -30,6 +31,11 @@ int main(int argc, char **argv) {
   const char *mode = argv[1];
   long rounds = atol(argv[2]);
   if (strcmp(mode, "attach") == 0) {
+    double first = now_us();
+    elfhook_attachment *cold = NULL;
+    if (elfhook_attach((void *)target, (void *)hook_1, (void **)&original_1, &cold) != 0 || elfhook_detach(cold) != 0)
+      return 1;
+    printf("first_attach_detach_us=%.1f\n", now_us() - first);
     double start = now_us();
     for (long i = 0; i < rounds; i++) {
       elfhook_attachment *attachment = NULL;
