@@ -146,6 +146,23 @@ int main(int argc, char **argv) {
   CHECK(strstr(elfhook_last_error(), "no_such_function_anywhere") != NULL);
   CHECK(elfhook_attach_symbol("libnothing*", "inline_add", (void *)hook_one, NULL, NULL) == ELFHOOK_ERR_SYMBOL_NOT_FOUND);
 
+  /* The same questions asked of the file, without attaching (elfhook inspect --function). */
+  elfhook_function_info info;
+  status = elfhook_inspect_function("/proc/self/exe", "secret_double", &info);
+  if (stripped) {
+    CHECK(status == ELFHOOK_ERR_SYMBOL_NOT_FOUND);
+  } else {
+    CHECK(status == 0 && !info.in_dynsym && info.is_local && info.attachable == 0 && info.size > 0);
+  }
+  if (!stripped) {
+    CHECK(elfhook_inspect_function("/proc/self/exe", "asm_unknown", &info) == 0);
+    CHECK(info.attachable == ELFHOOK_ERR_UNKNOWN_INSTRUCTION && strstr(info.reason, "asm_unknown") != NULL);
+    CHECK(elfhook_inspect_function("/proc/self/exe", "asm_loop_entry", &info) == 0);
+    CHECK(info.attachable == ELFHOOK_ERR_JUMP_INTO_PATCH);
+  }
+  CHECK(elfhook_inspect_function("/proc/self/exe", "main_mul", &info) == (stripped ? ELFHOOK_ERR_SYMBOL_NOT_FOUND : 0));
+  CHECK(elfhook_inspect_function("/etc/passwd", "main_mul", &info) == ELFHOOK_ERR_MALFORMED_IMAGE);
+
   /* Hand-written prologues that relocate. */
   round_trip_one("asm_rip_load", asm_rip_load, 2, 42);
   round_trip_one("asm_rip_lea", asm_rip_lea, 2, 42);

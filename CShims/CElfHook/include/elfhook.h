@@ -247,6 +247,28 @@ ELFHOOK_EXPORT int elfhook_attach_symbol(const char *image_pattern, const char *
  */
 ELFHOOK_EXPORT int elfhook_detach(elfhook_attachment *attachment);
 
+/* What elfhook_inspect_function found. */
+typedef struct elfhook_function_info {
+  uint64_t address;   /* st_value: the link-time address (a loaded image adds its load bias) */
+  uint64_t size;      /* st_size; 0 when unknown */
+  int in_dynsym;      /* exported (.dynsym); 0: found in .symtab only */
+  int is_local;       /* STB_LOCAL: a static function */
+  int is_ifunc;       /* an IFUNC resolver (refused by elfhook_attach_symbol) */
+  int attachable;     /* ELFHOOK_OK when elfhook_attach could patch it, else the status it would refuse with */
+  char reason[256];   /* the refusal's text, as elfhook_last_error() would give it; empty when attachable */
+} elfhook_function_info;
+
+/*
+ * Looks `symbol` up in the ELF file at `path` (.dynsym, then .symtab; read directly, mapped
+ * read-only, every offset checked) and checks whether elfhook_attach could patch its first
+ * instructions: the same decoding and refusals, read from the file, without placing a stub or
+ * writing anything (so ELFHOOK_ERR_OUT_OF_RANGE, which depends on the process, is never reported).
+ * Files of the engine's own architecture only. Returns ELFHOOK_OK with *info filled,
+ * ELFHOOK_ERR_SYMBOL_NOT_FOUND, or ELFHOOK_ERR_MALFORMED_IMAGE (not a 64-bit ELF file of this
+ * architecture, or the symbol lies in no segment). `elfhook inspect --function` prints it.
+ */
+ELFHOOK_EXPORT int elfhook_inspect_function(const char *path, const char *symbol, elfhook_function_info *info);
+
 /* Counters for tests and benchmarks. */
 typedef struct elfhook_statistics {
   uint64_t images_parsed;  /* dynamic sections parsed: each image once in its lifetime */

@@ -209,6 +209,7 @@ typedef struct eh_symbol {
   size_t size;       /* st_size; 0 when unknown */
   bool from_symtab;  /* found in the file's .symtab, not the loaded .dynsym */
   bool is_ifunc;
+  bool is_local;
 } eh_symbol;
 
 /* Looks `name` up in the image's .dynsym, then in its file's .symtab (mapped read-only, every
@@ -217,6 +218,12 @@ typedef struct eh_symbol {
 int eh_find_function_symbol(const eh_image *image, const char *name, eh_symbol *symbol);
 /* The size of the function that starts exactly at `address`, from .dynsym/.symtab; 0 if unknown. */
 size_t eh_function_size_at(const eh_image *image, uintptr_t address);
+
+/* Checks whether the function whose first bytes are at `code` (`available` of them readable, `size`
+ * its symbol's or 0) could be attached: the decoding and refusals of eh_arch_prepare_site, nothing
+ * placed or written. ELFHOOK_OK, or the refusal's status and error text. (inline_x86_64.c,
+ * inline_aarch64.c) */
+int eh_arch_check_prologue(const uint8_t *code, size_t available, size_t size, const char *what);
 
 /* ---- inline_hook.c ------------------------------------------------------------------------------- */
 

@@ -234,22 +234,22 @@ static eh_block *block_near(uintptr_t function, uintptr_t *stub, uintptr_t *tram
   return NULL;
 }
 
-int eh_arch_prepare_site(eh_site *site, size_t readable, size_t size, const char *what) {
-  const uint32_t *code = (const uint32_t *)site->function;
+/* Classifies the first instruction at `code` (run at `address`) and refuses what cannot move. */
+static int check_first(const uint32_t *code, uintptr_t address, size_t readable, size_t size, const char *what,
+                       a64_insn *insn) {
   char bytes[64];
   eh_hex_bytes(bytes, sizeof bytes, (const uint8_t *)code, readable < 16 ? readable : 16);
-  if (site->function % 4 != 0 || readable < PATCH_LENGTH || (size && size < PATCH_LENGTH))
+  if (address % 4 != 0 || readable < PATCH_LENGTH || (size && size < PATCH_LENGTH))
     return elfhook_set_error(ELFHOOK_ERR_FUNCTION_TOO_SHORT, "%s is shorter than the %d-byte patch (%s)", what,
                              PATCH_LENGTH, bytes);
   uint32_t word = code[0];
-  a64_insn insn;
   const char *why = NULL;
-  if (classify(word, site->function, &insn, &why) < 0)
+  if (classify(word, address, insn, &why) < 0)
     return elfhook_set_error(ELFHOOK_ERR_UNKNOWN_INSTRUCTION,
                              "%s: cannot relocate the instruction at +0 (0x%08x: %s; first bytes %s)", what, word, why,
                              bytes);
-  if (insn.kind != A64_COPY && insn.kind != A64_ENDS && insn.kind != A64_ADR && insn.kind != A64_LDR_LITERAL &&
-      insn.target == site->function)
+  if (insn->kind != A64_COPY && insn->kind != A64_ENDS && insn->kind != A64_ADR && insn->kind != A64_LDR_LITERAL &&
+      insn->target == address)
     return elfhook_set_error(ELFHOOK_ERR_JUMP_INTO_PATCH,
                              "%s: the jump at +0 goes back to +0, inside the %d bytes the patch displaces (%s)", what,
                              PATCH_LENGTH, bytes);
@@ -258,13 +258,27 @@ int eh_arch_prepare_site(eh_site *site, size_t readable, size_t size, const char
   for (size_t i = 1; i < end; i++) {
     a64_insn other;
     const char *ignored;
-    if (classify(code[i], site->function + i * 4, &other, &ignored) == 0 &&
+    if (classify(code[i], address + i * 4, &other, &ignored) == 0 &&
         (other.kind == A64_B || other.kind == A64_BCOND || other.kind == A64_CB || other.kind == A64_TB) &&
-        other.target == site->function)
+        other.target == address)
       return elfhook_set_error(ELFHOOK_ERR_JUMP_INTO_PATCH,
                                "%s: the jump at +%zu goes back to +0, inside the %d bytes the patch displaces (%s)",
                                what, i * 4, PATCH_LENGTH, bytes);
   }
+  return ELFHOOK_OK;
+}
+
+int eh_arch_check_prologue(const uint8_t *code, size_t available, size_t size, const char *what) {
+  a64_insn insn;
+  return check_first((const uint32_t *)code, (uintptr_t)code, available, size, what, &insn);
+}
+
+int eh_arch_prepare_site(eh_site *site, size_t readable, size_t size, const char *what) {
+  const uint32_t *code = (const uint32_t *)site->function;
+  uint32_t word = code[0];
+  a64_insn insn;
+  int checked = check_first(code, site->function, readable, size, what, &insn);
+  if (checked != ELFHOOK_OK) return checked;
   uintptr_t stub, trampoline;
   eh_block *block = block_near(site->function, &stub, &trampoline);
   if (!block)

@@ -422,6 +422,12 @@ int eh_arch_write_patch(const eh_site *site, const uint8_t *bytes, bool restorin
   return eh_code_close(&open, what);
 }
 
+int eh_arch_check_prologue(const uint8_t *code, size_t available, size_t size, const char *what) {
+  eh_site site = {.function = (uintptr_t)code};
+  eh_x86_insn insns[EH_MAX_DISPLACED];
+  return decode_prologue(&site, insns, available, size, what);
+}
+
 /* ---- a new site ------------------------------------------------------------------------------------ */
 
 int eh_arch_prepare_site(eh_site *site, size_t readable, size_t size, const char *what) {
