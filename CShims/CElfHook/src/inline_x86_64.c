@@ -245,13 +245,17 @@ static int decode_prologue(eh_site *site, eh_x86_insn *insns, size_t readable, s
                                bytes);
   }
   /* The rest of the function, when its size is known: a jump from the body back into the displaced
-   * bytes (a loop whose head is the entry) would re-enter the hook, or trap on every turn. A linear
+   * bytes (a loop whose head is the entry) would re-enter the hook, or trap on every turn; a jump
+   * to the entry could be a tail call to itself, but is refused all the same (it cannot be told
+   * from a loop). A linear
    * sweep, as far as the decoder knows the instructions: it stops at the first it does not. */
   size_t end = size && size <= readable ? size : 0;
   for (size_t at = offset; at < end;) {
     eh_x86_insn insn;
     if (eh_x86_decode(code + at, end - at, &insn) < 0) break;
-    if (insn.branch_size && insn.target >= site->function && insn.target < site->function + offset)
+    /* A call to the entry is recursion: it goes through the hook, as any call should. */
+    bool recursion = insn.kind == EH_X86_CALL && insn.target == site->function;
+    if (insn.branch_size && !recursion && insn.target >= site->function && insn.target < site->function + offset)
       return elfhook_set_error(ELFHOOK_ERR_JUMP_INTO_PATCH,
                                "%s: the jump at +%zu goes back to +%lu, inside the %zu bytes the patch displaces (%s)",
                                what, at, (unsigned long)(insn.target - site->function), offset, bytes);
