@@ -22,7 +22,8 @@ struct EndpointKey: Hashable, CustomStringConvertible {
     self.path = path
   }
 
-  /// `GET example.com:443/path`; `CONNECT example.com:443`; `OPTIONS example.com *`.
+  /// `GET example.com:443/path`; `CONNECT example.com:443`; `OPTIONS example.com *`;
+  /// `gRPC example.com:443 pkg.Service/Method`.
   var description: String { path.isEmpty || path.hasPrefix("/") ? "\(method) \(host)\(path)" : "\(method) \(host) \(path)" }
 
   /// The path of a request target: the origin form (`/a/b?q`) up to its query, or the path of an

@@ -158,7 +158,12 @@ struct TransactionSummary {
       host = HostKey(http)
       lastHost = (http.host, http.scheme, host)
     }
-    var endpoint = EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
+    var endpoint =
+      if let call = GRPCCall(http) {
+        EndpointKey(method: "gRPC", host: host, path: call.service + "/" + call.method)
+      } else {
+        EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
+      }
     if endpointStats.count >= Self.maximumEndpoints && !endpointStats.contains(endpoint) {
       endpoint.path = Self.otherPaths
     }
