@@ -127,7 +127,8 @@ let package = Package(
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: [
         "Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c",
-        "Support/split_thread_client.c", "Support/hold_send.c",
+        "Support/split_thread_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
+        "Support/grpc_calls.py",
       ]),
   ]
 )
