@@ -10,7 +10,8 @@ import CNetMonitor
 /// tunnel (`Upgrade: h2c` answered by 101) decides again where the tunnel begins.
 enum H2Traffic {
   /// ``ConnectionCore/httpStop`` when no HTTP/2 state was left in the pool (`CNM_H2_POOL_CAPACITY`
-  /// connections at once); other values are the `ch2_status` that stopped a direction.
+  /// connections at once, or the pool could not be mapped); other values are the `ch2_status` that
+  /// stopped a direction.
   static let poolExhausted: UInt8 = 255
   /// Takes a direction's bytes when they are not HTTP/1.x's: HTTP/2 (read), bytes held while the
   /// direction is undecided, a tunnel or HTTP/2 that stopped (not read). False: HTTP/1.x's, for

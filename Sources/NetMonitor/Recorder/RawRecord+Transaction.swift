@@ -133,7 +133,7 @@ extension UnsafePointer where Pointee == RawRecord {
     let code = core.pointee.httpStop
     guard code != 0 else { return nil }
     if code == H2Traffic.poolExhausted {
-      return "HTTP/2: more than \(CNM_H2_POOL_CAPACITY) HTTP/2 connections at once; this one was not read"
+      return "HTTP/2: no state left for this connection (more than \(CNM_H2_POOL_CAPACITY) at once, or no memory); not read"
     }
     return "HTTP/2: " + String(cString: ch2_status_name(ch2_status(UInt32(code))))
   }
