@@ -58,7 +58,7 @@ let package = Package(
     ),
     // HTTP/2's frames and HPACK, read from one direction's bytes (plain C: preallocated, no allocation).
     .target(name: "CHTTP2", path: "CShims/CHTTP2", cSettings: [.define("_GNU_SOURCE")]),
-    .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor", "CHTTP2"]),
+    .target(name: "NetMonitor", dependencies: ["ElfHook", "CElfHook", "CNetMonitor", "CHTTP2"]),
     // The OpenTelemetry protocol's messages (common, resource, trace, metrics and the collector's
     // export requests), generated once by scripts/generate-otlp-protos and committed.
     .target(name: "OTLPProto", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]),

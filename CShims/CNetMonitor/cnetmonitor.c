@@ -18,12 +18,16 @@ void cnm_set_errno(int value) { errno = value; }
 
 cnm_original_functions cnm_originals;
 cnm_openssl_functions cnm_openssl;
+cnm_openssl_functions cnm_openssl_linked;
+cnm_linked_openssl_originals cnm_linked_originals;
+cnm_gnutls_functions cnm_gnutls;
 
 static const char *const cnm_hook_names[] = {
     "read",     "readv",       "recv",       "recvfrom",  "recvmsg",          "write",       "writev",
     "send",     "sendto",      "sendmsg",    "sendfile",  "sendfile64",       "close",       "shutdown",    "connect",
     "accept",   "accept4",     "getsockopt", "getaddrinfo", "SSL_do_handshake", "SSL_connect", "SSL_accept",
     "SSL_read", "SSL_read_ex", "SSL_write",  "SSL_write_ex", "dup2",     "dup3",        "close_range", "closefrom",
+    "gnutls_handshake", "gnutls_record_send", "gnutls_record_send2", "gnutls_record_recv", "gnutls_record_recv_seq",
 };
 size_t cnm_hook_count(void) { return sizeof cnm_hook_names / sizeof cnm_hook_names[0]; }
 const char *cnm_hook_name(size_t index) { return index < cnm_hook_count() ? cnm_hook_names[index] : NULL; }
@@ -60,10 +64,30 @@ bool cnm_resolve_openssl(void *any_ssl_function) {
       (const char *(*)(const void *, int))dlsym(library, "SSL_get_servername"),
       (int (*)(const void *))dlsym(library, "SSL_is_server"),
       (void (*)(const void *, const unsigned char **, unsigned int *))dlsym(library, "SSL_get0_alpn_selected"),
+      (int (*)(const void *))dlsym(library, "SSL_is_init_finished"),
   };
   dlclose(library);
   if (!found.SSL_get_fd || !found.SSL_get_error) return false;
   cnm_openssl = found;
+  return true;
+}
+
+bool cnm_resolve_gnutls(void *any_gnutls_function) {
+  if (cnm_gnutls.transport_get_int) return true;
+  Dl_info info;
+  if (!any_gnutls_function || !dladdr(any_gnutls_function, &info) || !info.dli_fname) return false;
+  void *library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!library) return false;
+  cnm_gnutls_functions found = {
+      (int (*)(void *))dlsym(library, "gnutls_transport_get_int"),
+      (int (*)(void *))dlsym(library, "gnutls_protocol_get_version"),
+      (const char *(*)(int))dlsym(library, "gnutls_protocol_get_name"),
+      (int (*)(void *, cnm_gnutls_datum *))dlsym(library, "gnutls_alpn_get_selected_protocol"),
+      (int (*)(int))dlsym(library, "gnutls_error_is_fatal"),
+  };
+  dlclose(library);
+  if (!found.transport_get_int || !found.error_is_fatal) return false;
+  cnm_gnutls = found;
   return true;
 }
 
@@ -118,6 +142,10 @@ bool cnm_table_set_up(size_t slot_size) {
 
 __thread void *cnm_current_ssl __attribute__((tls_model("initial-exec")));
 __thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")));
+__thread void *cnm_unjoined_ssl __attribute__((tls_model("initial-exec")));
+__thread uint64_t cnm_unjoined_ssl_start __attribute__((tls_model("initial-exec")));
+__thread int cnm_hello_fd __attribute__((tls_model("initial-exec")));
+__thread uint64_t cnm_hello_id __attribute__((tls_model("initial-exec")));
 
 #define SSL_MAP_SIZE 4096 /* a power of two */
 #define SSL_MAP_PROBES 8
@@ -125,6 +153,7 @@ __thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")
 static struct ssl_map_entry {
   const void *ssl;
   int fd;
+  uint64_t id;
 } ssl_map[SSL_MAP_SIZE];
 
 static size_t ssl_map_index(const void *ssl) {
@@ -134,7 +163,7 @@ static size_t ssl_map_index(const void *ssl) {
   return (size_t)(key >> 40) & (SSL_MAP_SIZE - 1);
 }
 
-void cnm_ssl_map_put(const void *ssl, int fd) {
+void cnm_ssl_map_put(const void *ssl, int fd, uint64_t id) {
   size_t start = ssl_map_index(ssl);
   for (size_t probe = 0; probe < SSL_MAP_PROBES; probe++) {
     struct ssl_map_entry *entry = &ssl_map[(start + probe) & (SSL_MAP_SIZE - 1)];
@@ -142,17 +171,21 @@ void cnm_ssl_map_put(const void *ssl, int fd) {
     if (current == ssl || current == NULL || probe == SSL_MAP_PROBES - 1) {
       /* a stale entry of a freed SSL object may be replaced: callers check the slot they find */
       __atomic_store_n(&entry->fd, fd, __ATOMIC_RELAXED);
+      __atomic_store_n(&entry->id, id, __ATOMIC_RELAXED);
       __atomic_store_n(&entry->ssl, ssl, __ATOMIC_RELEASE);
       return;
     }
   }
 }
 
-int cnm_ssl_map_get(const void *ssl) {
+int cnm_ssl_map_get(const void *ssl, uint64_t *id) {
   size_t start = ssl_map_index(ssl);
   for (size_t probe = 0; probe < SSL_MAP_PROBES; probe++) {
     struct ssl_map_entry *entry = &ssl_map[(start + probe) & (SSL_MAP_SIZE - 1)];
-    if (__atomic_load_n(&entry->ssl, __ATOMIC_ACQUIRE) == ssl) return __atomic_load_n(&entry->fd, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&entry->ssl, __ATOMIC_ACQUIRE) == ssl) {
+      *id = __atomic_load_n(&entry->id, __ATOMIC_RELAXED);
+      return __atomic_load_n(&entry->fd, __ATOMIC_RELAXED);
+    }
   }
   return -1;
 }

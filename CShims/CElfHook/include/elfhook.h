@@ -241,6 +241,15 @@ ELFHOOK_EXPORT int elfhook_attach_symbol(const char *image_pattern, const char *
                                          void **original, elfhook_attachment **out);
 
 /*
+ * The address of the function named `symbol` where elfhook_attach_symbol would find it: the first
+ * image matching `image_pattern` (NULL: every image) that defines it in its .dynsym or its file's
+ * .symtab. For a caller that needs other functions of the same image than the one it attaches to
+ * (a statically linked library's accessors). Returns 0 with *address set, or
+ * ELFHOOK_ERR_SYMBOL_NOT_FOUND (*address NULL); IFUNC symbols are refused as by attach.
+ */
+ELFHOOK_EXPORT int elfhook_find_function(const char *image_pattern, const char *symbol, void **address);
+
+/*
  * Detaches and frees an attachment. Later attachments to the same function stay, in their chain;
  * when it was the last one, the function's first bytes are restored exactly. Returns
  * ELFHOOK_ERR_UNKNOWN_HANDLE for an attachment already detached (or never returned by attach).

@@ -391,6 +391,34 @@ int elfhook_attach_symbol(const char *image_pattern, const char *symbol, void *r
   return status;
 }
 
+int elfhook_find_function(const char *image_pattern, const char *symbol, void **address) {
+  elfhook_clear_error();
+  if (!symbol || !address)
+    return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "elfhook_find_function needs a symbol and an address");
+  *address = NULL;
+  eh_lock();
+  eh_sync_and_absorb();
+  elfhook_clear_error();
+  int status = ELFHOOK_ERR_SYMBOL_NOT_FOUND;
+  for (size_t i = 0; i < eh_loaded_images.count && status == ELFHOOK_ERR_SYMBOL_NOT_FOUND; i++) {
+    const eh_image *image = eh_loaded_images.images[i];
+    if (image->is_vdso || !pattern_matches(image_pattern, image->path)) continue;
+    eh_symbol found = {0};
+    if (eh_find_function_symbol(image, symbol, &found) != ELFHOOK_OK) continue;
+    if (found.is_ifunc) {
+      status = elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "'%s' in %s is an IFUNC resolver", symbol, image->path);
+      break;
+    }
+    *address = (void *)found.address;
+    status = ELFHOOK_OK;
+  }
+  if (status == ELFHOOK_ERR_SYMBOL_NOT_FOUND)
+    elfhook_set_error(status, "symbol '%s' not found in the .dynsym or .symtab of the images matching '%s'", symbol,
+                      image_pattern ? image_pattern : "*");
+  eh_unlock();
+  return status;
+}
+
 int elfhook_detach(elfhook_attachment *attachment) {
   elfhook_clear_error();
   eh_lock();

@@ -228,6 +228,12 @@ typedef struct cnm_original_functions {
   int (*dup3)(int, int, int);
   int (*close_range)(unsigned int, unsigned int, int);
   void (*closefrom)(int);
+  /* GnuTLS (gnutls_session_t typed void *), after the descriptor calls: */
+  int (*gnutls_handshake)(void *);
+  ssize_t (*gnutls_record_send)(void *, const void *, size_t);
+  ssize_t (*gnutls_record_send2)(void *, const void *, size_t, size_t, unsigned);
+  ssize_t (*gnutls_record_recv)(void *, void *, size_t);
+  ssize_t (*gnutls_record_recv_seq)(void *, void *, size_t, unsigned char *);
 } cnm_original_functions;
 
 /* Hidden: the x86_64 data-path hooks address it directly (RIP-relative), in a shared library too. */
@@ -258,9 +264,46 @@ typedef struct cnm_openssl_functions {
   int (*SSL_is_server)(const void *);
   /* The protocol ALPN chose (OpenSSL 1.0.2 on; NULL in a library without it). */
   void (*SSL_get0_alpn_selected)(const void *, const unsigned char **, unsigned int *);
+  /* Whether the handshake is over: it may end inside an SSL_read that returns no data. */
+  int (*SSL_is_init_finished)(const void *);
 } cnm_openssl_functions;
 
+/* The shared libssl's (GOT path), and those of a copy linked into the executable (inline path). */
 extern cnm_openssl_functions cnm_openssl;
+extern cnm_openssl_functions cnm_openssl_linked;
+static inline cnm_openssl_functions *cnm_ssl_linked(void) { return &cnm_openssl_linked; }
+
+/* The originals of the OpenSSL functions of a copy linked into the executable (node; BoringSSL in
+ * a SwiftNIO program, prefixed), reached by inline hooks (elfhook_attach): trampolines the engine
+ * writes here and keeps current. */
+typedef struct cnm_linked_openssl_originals {
+  int (*SSL_do_handshake)(void *);
+  int (*SSL_connect)(void *);
+  int (*SSL_accept)(void *);
+  int (*SSL_read)(void *, void *, int);
+  int (*SSL_read_ex)(void *, void *, size_t, size_t *);
+  int (*SSL_write)(void *, const void *, int);
+  int (*SSL_write_ex)(void *, const void *, size_t, size_t *);
+} cnm_linked_openssl_originals;
+extern cnm_linked_openssl_originals cnm_linked_originals;
+static inline cnm_linked_openssl_originals *cnm_linked_original(void) { return &cnm_linked_originals; }
+
+/* GnuTLS functions the GnuTLS hooks call but never hook, found next to the hooked ones. */
+typedef struct cnm_gnutls_datum { /* gnutls_datum_t */
+  unsigned char *data;
+  unsigned int size;
+} cnm_gnutls_datum;
+typedef struct cnm_gnutls_functions {
+  int (*transport_get_int)(void *);
+  int (*protocol_get_version)(void *);
+  const char *(*protocol_get_name)(int);
+  int (*alpn_get_selected_protocol)(void *, cnm_gnutls_datum *);
+  int (*error_is_fatal)(int);
+} cnm_gnutls_functions;
+extern cnm_gnutls_functions cnm_gnutls;
+static inline cnm_gnutls_functions *cnm_gnutls_library(void) { return &cnm_gnutls; }
+/* Fills cnm_gnutls from the library that defines `any_gnutls_function`, as cnm_resolve_openssl. */
+bool cnm_resolve_gnutls(void *any_gnutls_function);
 
 /* Fills cnm_openssl from the library that defines `any_ssl_function` (dladdr, then dlsym on that
  * library's handle, since libssl may be loaded RTLD_LOCAL). Returns false when not found. */
@@ -568,9 +611,37 @@ static inline void cnm_set_current_ssl(void *ssl, uint64_t start) {
   cnm_current_ssl_start = start;
 }
 
-/* Remembers that `ssl` runs over `fd`. */
-void cnm_ssl_map_put(const void *ssl, int fd);
-/* The descriptor `ssl` was seen on, or -1. */
-int cnm_ssl_map_get(const void *ssl);
+/* Remembers that `ssl` runs over `fd`, the connection `id` (its ConnectionCore id). */
+void cnm_ssl_map_put(const void *ssl, int fd, uint64_t id);
+/* The descriptor `ssl` was seen on, or -1; `*id` gets its connection's id. An SSL object freed
+ * and another made at its address, or the descriptor reused, leave a stale pair: callers check
+ * that the descriptor's connection still has the id. */
+int cnm_ssl_map_get(const void *ssl, uint64_t *id);
+
+/* ---- SSL objects whose ciphertext moves outside their calls (memory BIOs) -----------------------
+ * Node's TLS writes an SSL object's ciphertext into memory and moves it on the socket itself, on the
+ * same thread, just after the SSL call (a client's ClientHello), or just before it (a server reads
+ * the ClientHello, then calls SSL_read). So a thread remembers the last SSL object its calls could
+ * not place, and the last connection whose first bytes it saw carry a ClientHello: whichever comes
+ * second joins them (TLSJoin.swift). */
+extern __thread void *cnm_unjoined_ssl __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t cnm_unjoined_ssl_start __attribute__((tls_model("initial-exec")));
+extern __thread int cnm_hello_fd __attribute__((tls_model("initial-exec"))); /* fd + 1; 0: none */
+extern __thread uint64_t cnm_hello_id __attribute__((tls_model("initial-exec")));
+static inline void *cnm_get_unjoined_ssl(void) { return cnm_unjoined_ssl; }
+static inline uint64_t cnm_get_unjoined_ssl_start(void) { return cnm_unjoined_ssl_start; }
+static inline void cnm_set_unjoined_ssl(void *ssl, uint64_t start) {
+  cnm_unjoined_ssl = ssl;
+  cnm_unjoined_ssl_start = start;
+}
+/* The connection (descriptor, id) whose first bytes in, a ClientHello, this thread read last. */
+static inline int cnm_get_hello_fd(uint64_t *id) {
+  *id = cnm_hello_id;
+  return cnm_hello_fd - 1;
+}
+static inline void cnm_set_hello_fd(int fd, uint64_t id) {
+  cnm_hello_fd = fd + 1;
+  cnm_hello_id = id;
+}
 /* Forgets every pair (a fork child's connections are its own). */
 void cnm_ssl_map_clear(void);

@@ -3,9 +3,10 @@ import ElfHook
 import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
-/// receive their originals): the thirteen C data-path hooks, the Swift ones, then the C hooks of
-/// the calls that close descriptors besides close (dup2, dup3, close_range, closefrom). Installed once
-/// for the life of the process.
+/// receive their originals): the thirteen C data-path hooks, the Swift ones, the C hooks of the
+/// calls that close descriptors besides close (dup2, dup3, close_range, closefrom), then GnuTLS's.
+/// Installed once for the life of the process, with the inline hooks of an OpenSSL linked into the
+/// executable (``LinkedOpenSSL``).
 final class HookInstallation: Sendable {
   private let rebinding = Mutex<RebindingSet?>(nil)
 
@@ -24,7 +25,13 @@ final class HookInstallation: Sendable {
       unsafeBitCast(sslReadExHook, to: UnsafeRawPointer.self),
       unsafeBitCast(sslWriteHook, to: UnsafeRawPointer.self),
       unsafeBitCast(sslWriteExHook, to: UnsafeRawPointer.self),
-    ] + (0..<cnm_descriptor_hook_count()).map { UnsafeRawPointer(cnm_descriptor_hook($0)!) }
+    ] + (0..<cnm_descriptor_hook_count()).map { UnsafeRawPointer(cnm_descriptor_hook($0)!) } + [
+      unsafeBitCast(gnutlsHandshakeHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(gnutlsRecordSendHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(gnutlsRecordSend2Hook, to: UnsafeRawPointer.self),
+      unsafeBitCast(gnutlsRecordRecvHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(gnutlsRecordRecvSeqHook, to: UnsafeRawPointer.self),
+    ]
   }
 
   func installOnce() throws(ElfHookError) {
@@ -38,6 +45,7 @@ final class HookInstallation: Sendable {
       }
       set = try RebindingSet(pairs, originalStorage: cnm_original_slot(0))
       cnm_fill_missing_originals()
+      LinkedOpenSSL.attach()
       ConnectionsAtExit.install()
     }
   }

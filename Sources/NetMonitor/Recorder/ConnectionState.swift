@@ -82,7 +82,7 @@ struct ConnectionCore: BitwiseCopyable {
 
 /// The hooked calls an error can name, as stored in ``ConnectionCore/errorCall``.
 enum HookedCall: UInt8, CaseIterable {
-  case none = 0, connect, sslHandshake
+  case none = 0, connect, sslHandshake, gnutlsHandshake
 
   /// The C function's name, as records report it.
   var name: String {
@@ -90,6 +90,7 @@ enum HookedCall: UInt8, CaseIterable {
     case .none: ""
     case .connect: "connect"
     case .sslHandshake: "SSL_do_handshake"
+    case .gnutlsHandshake: "gnutls_handshake"
     }
   }
 }

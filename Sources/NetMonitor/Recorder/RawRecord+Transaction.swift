@@ -141,6 +141,7 @@ extension UnsafePointer where Pointee == RawRecord {
   private var recordedError: RecordedError? {
     guard let call = HookedCall(rawValue: core.pointee.errorCall), call != .none else { return nil }
     if call == .sslHandshake { return .ssl(core.pointee.errorCode, call: call.name) }
+    if call == .gnutlsHandshake { return .gnutls(core.pointee.errorCode, call: call.name) }
     return .errno(core.pointee.errorCode, call: call.name)
   }
 }

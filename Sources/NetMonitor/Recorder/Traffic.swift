@@ -49,7 +49,7 @@ enum Traffic {
   @inline(__always)
   static func bindCurrentSSL(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     guard let ssl = cnm_get_current_ssl(), slot.pointee.head.is_tls == 0 else { return }
-    cnm_ssl_map_put(ssl, slot.pointee.core.fd)
+    cnm_ssl_map_put(ssl, slot.pointee.core.fd, slot.pointee.core.id)
     slot.pointee.head.is_tls = 1
     updateWatch(slot)
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, cnm_get_current_ssl_start())
@@ -200,6 +200,7 @@ enum Traffic {
       if let serverName, slot.pointee.core.role == ConnectionCore.Role.client, slot.pointee.core.host.isEmpty {
         slot.pointee.core.host = FixedText(serverName)
       }
+      TLSJoin.clientHello(on: slot, fromPeer: fromPeer)  // a memory BIO's session, if one waits
     case .server(let version):
       slot.pointee.core.tlsVersion = FixedText(text: version)
     case nil:

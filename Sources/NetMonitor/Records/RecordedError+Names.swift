@@ -78,3 +78,21 @@ func sslName(_ value: Int32) -> (name: String, meaning: String) {
   for (code, name, meaning) in sslNames where code == value { return (name, meaning) }
   return ("SSL_ERROR \(value)", "unknown TLS error")
 }
+
+// GnuTLS's public, stable error numbers (gnutls/gnutls.h), for the failures a handshake ends with.
+private let gnutlsNames: [(Int32, String, String)] = [
+  (-9, "GNUTLS_E_UNEXPECTED_PACKET_LENGTH", "A TLS record packet was received with an unexpected length"),
+  (-12, "GNUTLS_E_FATAL_ALERT_RECEIVED", "A TLS fatal alert has been received"),
+  (-15, "GNUTLS_E_UNEXPECTED_PACKET", "An unexpected TLS packet was received"),
+  (-43, "GNUTLS_E_CERTIFICATE_ERROR", "Error in the certificate"),
+  (-53, "GNUTLS_E_PUSH_ERROR", "Error in the push function"),
+  (-54, "GNUTLS_E_PULL_ERROR", "Error in the pull function"),
+  (-110, "GNUTLS_E_PREMATURE_TERMINATION", "The TLS connection was non-properly terminated"),
+  (-348, "GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR", "Error verifying the certificate"),
+  (-409, "GNUTLS_E_NO_COMMON_KEY_SHARE", "No common key share with peer"),
+]
+
+func gnutlsName(_ value: Int32) -> (name: String, meaning: String) {
+  for (code, name, meaning) in gnutlsNames where code == value { return (name, meaning) }
+  return ("GNUTLS_E \(value)", "GnuTLS error \(value)")
+}

@@ -53,4 +53,11 @@ public struct RecordedError: Sendable, Hashable {
     let (name, meaning) = sslName(value)
     return RecordedError(call: call, code: name, message: message ?? meaning)
   }
+
+  /// A GnuTLS failure: `code` is the `GNUTLS_E_*` name of the (negative) result, `message` its
+  /// meaning, as `gnutls_strerror` would say it.
+  public static func gnutls(_ value: Int32, call: String) -> RecordedError {
+    let (name, meaning) = gnutlsName(value)
+    return RecordedError(call: call, code: name, message: meaning)
+  }
 }

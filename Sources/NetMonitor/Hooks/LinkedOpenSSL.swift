@@ -1,0 +1,82 @@
+import CElfHook
+import CNetMonitor
+import ElfHook
+
+/// OpenSSL linked into the executable itself: Node exports its copy's `SSL_read`… in its
+/// `.dynsym`; a SwiftNIO program carries BoringSSL's with a `CNIOBoringSSL_` prefix in its
+/// `.symtab`. Its own calls to them are direct, so no GOT slot reaches them: the functions are
+/// attached to inline (`elfhook_attach_symbol`), and reach the same hooks as a shared libssl's
+/// (OpenSSLHooks.swift). The accessors those hooks ask (SSL_get_fd, SSL_get_version…) are the
+/// same image's functions, never offsets into its structs, whose layouts differ between versions.
+/// Only the executable is looked at, once, when the hooks are installed: a library loaded later
+/// that links OpenSSL statically is not attached to.
+enum LinkedOpenSSL {
+  /// The hooked functions, in the order of `cnm_linked_openssl_originals` and `linkedSSLHooks`.
+  private static let hooked = [
+    "SSL_do_handshake", "SSL_connect", "SSL_accept", "SSL_read", "SSL_read_ex", "SSL_write", "SSL_write_ex",
+  ]
+  /// The prefixes their names may carry: none (OpenSSL), swift-nio-ssl's BoringSSL.
+  private static let prefixes = ["", "CNIOBoringSSL_"]
+
+  /// The functions attached to, by name with its prefix; empty when the executable links no OpenSSL.
+  nonisolated(unsafe) private(set) static var attached: [String] = []
+
+  /// Attaches to the executable's OpenSSL functions, when it defines them. Called once, with the
+  /// hooks' installation; does nothing for an executable without them.
+  static func attach() {
+    guard let program = try? LoadedImage.all().first(where: { $0.isMainProgram }) else { return }
+    let pattern = escaped(program.path)
+    for prefix in prefixes {
+      guard function(prefix + "SSL_read", in: pattern) != nil else { continue }
+      guard resolveAccessors(prefix: prefix, in: pattern) else { return }
+      let originals = UnsafeMutableRawPointer(cnm_linked_original()).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+      for (index, name) in hooked.enumerated() {
+        // A missing function (BoringSSL has no SSL_read_ex…) or a prologue the engine refuses
+        // leaves that one unhooked; the others still count.
+        let status = elfhook_attach_symbol(
+          pattern, prefix + name, UnsafeMutableRawPointer(mutating: linkedSSLHooks[index]), originals + index, nil)
+        if status == ELFHOOK_OK.rawValue { attached.append(prefix + name) }
+      }
+      return
+    }
+  }
+
+  /// Fills `cnm_openssl_linked` from the executable; false when its SSL_get_fd or SSL_get_error
+  /// is missing (the hooks would have no way to find a connection).
+  private static func resolveAccessors(prefix: String, in pattern: String) -> Bool {
+    let found = { (name: String) in function(prefix + name, in: pattern) }
+    guard let getFD = found("SSL_get_fd"), let getError = found("SSL_get_error") else { return false }
+    var functions = cnm_openssl_functions()
+    functions.SSL_get_fd = unsafeBitCast(getFD, to: type(of: functions.SSL_get_fd))
+    functions.SSL_get_error = unsafeBitCast(getError, to: type(of: functions.SSL_get_error))
+    functions.SSL_get_version = found("SSL_get_version").map { unsafeBitCast($0, to: type(of: functions.SSL_get_version)) }
+    functions.SSL_get_servername = found("SSL_get_servername").map {
+      unsafeBitCast($0, to: type(of: functions.SSL_get_servername))
+    }
+    functions.SSL_is_server = found("SSL_is_server").map { unsafeBitCast($0, to: type(of: functions.SSL_is_server)) }
+    functions.SSL_get0_alpn_selected = found("SSL_get0_alpn_selected").map {
+      unsafeBitCast($0, to: type(of: functions.SSL_get0_alpn_selected))
+    }
+    functions.SSL_is_init_finished = found("SSL_is_init_finished").map {
+      unsafeBitCast($0, to: type(of: functions.SSL_is_init_finished))
+    }
+    cnm_ssl_linked().pointee = functions
+    return true
+  }
+
+  /// The address of the function `name` in the image `pattern` matches, or nil.
+  private static func function(_ name: String, in pattern: String) -> UnsafeMutableRawPointer? {
+    var address: UnsafeMutableRawPointer?
+    return elfhook_find_function(pattern, name, &address) == ELFHOOK_OK.rawValue ? address : nil
+  }
+
+  /// `path` as an fnmatch(3) pattern that matches only itself.
+  private static func escaped(_ path: String) -> String {
+    var pattern = ""
+    for character in path {
+      if "*?[]\\".contains(character) { pattern.append("\\") }
+      pattern.append(character)
+    }
+    return pattern
+  }
+}
