@@ -128,7 +128,7 @@ let package = Package(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: [
         "Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c",
         "Support/split_thread_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
-        "Support/grpc_calls.py",
+        "Support/grpc_calls.py", "Support/tls_get.c",
       ]),
   ]
 )

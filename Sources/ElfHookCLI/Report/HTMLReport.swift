@@ -130,7 +130,7 @@ enum HTMLReport {
       cards.append(
         (
           "TLS not read", Units.count(summary.undecodedTLSConnections),
-          "not OpenSSL (GnuTLS, Node, Java…): their HTTP is not seen", false, true
+          "a library elfhook does not hook (Java, rustls, a stripped static OpenSSL…): their HTTP is not seen", false, true
         ))
     }
     if summary.unreadHTTPConnections > 0 {

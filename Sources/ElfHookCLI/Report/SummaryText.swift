@@ -21,7 +21,8 @@ func renderSummary(_ summary: TransactionSummary, width: Int, color: Bool) -> St
     lines.append(
       style.paint(
         "\(plural(summary.undecodedTLSConnections, "connection")) used TLS that elfhook cannot read (its library "
-          + "is not OpenSSL: GnuTLS, Node, Java…): their TLS version and bytes are counted, their HTTP is not.",
+          + "is none elfhook hooks: Java, rustls, a stripped static OpenSSL…): their TLS version and bytes are counted, "
+          + "their HTTP is not.",
         .yellow))
   }
   if summary.unreadHTTPConnections > 0 {

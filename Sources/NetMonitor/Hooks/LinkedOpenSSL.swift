@@ -47,21 +47,20 @@ enum LinkedOpenSSL {
     let found = { (name: String) in function(prefix + name, in: pattern) }
     guard let getFD = found("SSL_get_fd"), let getError = found("SSL_get_error") else { return false }
     var functions = cnm_openssl_functions()
-    functions.SSL_get_fd = unsafeBitCast(getFD, to: type(of: functions.SSL_get_fd))
-    functions.SSL_get_error = unsafeBitCast(getError, to: type(of: functions.SSL_get_error))
-    functions.SSL_get_version = found("SSL_get_version").map { unsafeBitCast($0, to: type(of: functions.SSL_get_version)) }
-    functions.SSL_get_servername = found("SSL_get_servername").map {
-      unsafeBitCast($0, to: type(of: functions.SSL_get_servername))
-    }
-    functions.SSL_is_server = found("SSL_is_server").map { unsafeBitCast($0, to: type(of: functions.SSL_is_server)) }
-    functions.SSL_get0_alpn_selected = found("SSL_get0_alpn_selected").map {
-      unsafeBitCast($0, to: type(of: functions.SSL_get0_alpn_selected))
-    }
-    functions.SSL_is_init_finished = found("SSL_is_init_finished").map {
-      unsafeBitCast($0, to: type(of: functions.SSL_is_init_finished))
-    }
+    functions.SSL_get_fd = cast(getFD)
+    functions.SSL_get_error = cast(getError)
+    functions.SSL_get_version = cast(found("SSL_get_version"))
+    functions.SSL_get_servername = cast(found("SSL_get_servername"))
+    functions.SSL_is_server = cast(found("SSL_is_server"))
+    functions.SSL_get0_alpn_selected = cast(found("SSL_get0_alpn_selected"))
+    functions.SSL_is_init_finished = cast(found("SSL_is_init_finished"))
     cnm_ssl_linked().pointee = functions
     return true
+  }
+
+  /// A function's address as the C function type of the field it goes in.
+  private static func cast<Function>(_ address: UnsafeMutableRawPointer?) -> Function? {
+    address.map { unsafeBitCast($0, to: Function.self) }
   }
 
   /// The address of the function `name` in the image `pattern` matches, or nil.

@@ -1,6 +1,6 @@
 /// The two TLS handshake messages a connection's first bytes can show in the clear, read when the
-/// connection's TLS is not OpenSSL's (GnuTLS in wget, Node's and Java's own TLS, BoringSSL linked
-/// into swift-nio-ssl): the server name a ClientHello asks for (SNI, RFC 6066 §3) and the version
+/// connection's TLS is no library the hooks decode (Java's, rustls, an OpenSSL linked into a
+/// stripped executable): the server name a ClientHello asks for (SNI, RFC 6066 §3) and the version
 /// a ServerHello chooses (RFC 8446 §4.1.3, `supported_versions` §4.2.1). The HTTP inside stays
 /// unread; the connection record tells the TLS version, and the host when no lookup named it.
 /// Reads only the bytes given (a first segment, checked at every step); never allocates.

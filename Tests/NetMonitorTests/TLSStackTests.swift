@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+
+@testable import NetMonitor
+
+/// The TLS stacks besides a shared libssl, each with a real program under `elfhook run` against
+/// a local HTTPS server: GnuTLS (wget, through GOT slots), OpenSSL linked into `node` (exported in
+/// its .dynsym; inline hooks; memory BIOs joined to their socket by thread) as client and as
+/// server, and OpenSSL linked into a C program (in its .symtab only). Each must give one account
+/// of TLS per connection (time, version, plaintext bytes) and the HTTP inside, and leave the
+/// program's output and exit status as they were.
+@Suite("TLS stacks: GnuTLS, OpenSSL linked into node and into a C program", .serialized)
+struct TLSStackTests {
+  /// A program run plain, then under `elfhook run`: the records, and both runs.
+  struct Compared {
+    var records: [Transaction]
+    var plain: ProgramRun
+    var monitored: ProgramRun
+  }
+
+  static func compare(_ command: [String], scratch: InjectionTests.Scratch, environment: [String: String]? = nil)
+    throws -> Compared
+  {
+    let (elfhook, _) = try InjectionTests.products()
+    let output = scratch.file("records-\(UUID().uuidString).jsonl")
+    let plain = try ProgramRun.run(command, environment: environment)
+    let monitored = try ProgramRun.run(
+      [elfhook, "run", "--output", output.path, "--"] + command, environment: environment)
+    return Compared(records: try InjectionTests.records(in: output), plain: plain, monitored: monitored)
+  }
+
+  /// The checks every stack's client must pass: one http record for `target` with status 200 on
+  /// one connection whose TLS has a time, a version and plaintext counts that agree with the
+  /// exchange's sizes.
+  static func expectOneHTTPSExchange(_ records: [Transaction], port: UInt16, target: String, role: ConnectionRole = .client)
+    throws
+  {
+    let connections = records.compactMap { record -> ConnectionRecord? in
+      guard case .connection(let connection) = record, connection.role == role else { return nil }
+      return connection
+    }
+    let exchanges = records.compactMap { record -> HTTPRecord? in
+      guard case .http(let http) = record else { return nil }
+      return http
+    }
+    try #require(connections.count == 1, "\(records)")
+    try #require(exchanges.count == 1, "\(records)")
+    let connection = connections[0]
+    let exchange = exchanges[0]
+    #expect(exchange.method == "GET" && exchange.target == target && exchange.status == 200, "\(exchange)")
+    #expect(exchange.scheme == .https && exchange.httpProtocol == .http11 && exchange.responseComplete == true, "\(exchange)")
+    #expect(exchange.host == "localhost:\(port)", "\(exchange)")
+    #expect(connection.tlsVersion == "TLSv1.3" || connection.tlsVersion == "TLSv1.2", "\(connection)")
+    let tlsMs = try #require(connection.tlsMs, "\(connection)")
+    #expect(tlsMs > 0 && tlsMs < connection.durationMs, "\(connection)")
+    #expect(connection.httpExchanges == 1, "\(connection)")
+    let (sent, received) = role == .client
+      ? (exchange.requestBytes, exchange.responseBytes) : (exchange.responseBytes, exchange.requestBytes)
+    #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
+    // The socket carried ciphertext: more than the plaintext, and never parsed as HTTP.
+    #expect(connection.bytesSent > sent && connection.bytesReceived > received, "\(connection)")
+    #expect(exchange.tlsMs == tlsMs && exchange.tlsVersion == connection.tlsVersion, "\(exchange)")
+  }
+
+  @Test("wget (GnuTLS): one https record with method, target and status 200; TLS time, version and plaintext")
+  func wget() throws {
+    try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/wget"), "wget is not installed")
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let run = try Self.compare(
+      ["/usr/bin/wget", "-q", "-O", "-", "--ca-certificate=" + tls.certificate, "https://localhost:\(server.port)/bytes/3000"],
+      scratch: scratch)
+    #expect(run.monitored.status == 0 && run.plain.status == 0, "\(run.monitored.stderr)")
+    #expect(run.monitored.stdout == run.plain.stdout && run.monitored.stdout.count == 3000)
+    try Self.expectOneHTTPSExchange(run.records, port: server.port, target: "/bytes/3000")
+    #expect(!run.monitored.stderr.contains("cannot read"), "\(run.monitored.stderr)")
+  }
+
+  @Test("wget (GnuTLS) refusing the server's certificate after the handshake: its exit status stays wget's (5), no exchange")
+  func wgetRefused() throws {
+    try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/wget"), "wget is not installed")
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    // No --ca-certificate: the self-signed certificate is not trusted, wget exits 5.
+    let run = try Self.compare(["/usr/bin/wget", "-q", "-O", "-", "https://localhost:\(server.port)/bytes/5"], scratch: scratch)
+    #expect(run.plain.status == 5 && run.monitored.status == run.plain.status, "\(run.monitored.stderr)")
+    #expect(run.monitored.stdout.isEmpty)
+    let connection = try #require(InjectionTests.connectionRecords(run.records, port: server.port).first)
+    #expect(connection.tlsMs != nil && connection.tlsVersion != nil, "the handshake itself completed: \(connection)")
+    #expect(connection.httpExchanges == 0 && connection.tlsBytesSent == 0, "\(connection)")
+  }
+
+  /// `node` when it is installed with its OpenSSL linked in (`SSL_read` in its .dynsym).
+  static func node() throws -> String {
+    let node = "/usr/bin/node"
+    try #require(FileManager.default.isExecutableFile(atPath: node), "node is not installed")
+    let symbols = try ProgramRun.run(["nm", "-D", "--defined-only", node])
+    try #require(String(decoding: symbols.stdout, as: UTF8.self).contains(" T SSL_read\n"), "this node links a shared libssl")
+    return node
+  }
+
+  @Test("node https.get (OpenSSL linked into node): one https record and the connection's TLS account")
+  func nodeClient() throws {
+    let node = try Self.node()
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let script = """
+      const ca = require('fs').readFileSync(process.argv[1]);
+      require('https').get({ host: 'localhost', port: \(server.port), path: '/bytes/3000', ca }, (r) => {
+        let n = 0; r.on('data', (d) => n += d.length); r.on('end', () => console.log(r.statusCode, n));
+      });
+      """
+    let run = try Self.compare([node, "-e", script, tls.certificate], scratch: scratch)
+    #expect(run.monitored.status == 0 && run.plain.status == 0, "\(run.monitored.stderr)")
+    #expect(String(decoding: run.monitored.stdout, as: UTF8.self) == "200 3000\n")
+    #expect(run.monitored.stdout == run.plain.stdout)
+    try Self.expectOneHTTPSExchange(run.records, port: server.port, target: "/bytes/3000")
+  }
+
+  @Test("node keep-alive: two requests on one connection, the second reused, the plaintext of both counted")
+  func nodeKeepAlive() throws {
+    let node = try Self.node()
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let script = """
+      const https = require('https');
+      const ca = require('fs').readFileSync(process.argv[1]);
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+      const get = (path, next) => https.get({ host: 'localhost', port: \(server.port), path, ca, agent }, (r) => {
+        let n = 0; r.on('data', (d) => n += d.length); r.on('end', () => { console.log(path, r.statusCode, n); next(); });
+      });
+      get('/bytes/5', () => get('/chunked/7000', () => agent.destroy()));
+      """
+    let run = try Self.compare([node, "-e", script, tls.certificate], scratch: scratch)
+    #expect(run.monitored.status == 0, "\(run.monitored.stderr)")
+    #expect(run.monitored.stdout == run.plain.stdout && !run.monitored.stdout.isEmpty)
+    let exchanges = InjectionTests.httpRecords(run.records, port: server.port)
+    #expect(exchanges.map(\.target) == ["/bytes/5", "/chunked/7000"], "\(run.records)")
+    #expect(exchanges.map(\.status) == [200, 200])
+    #expect(exchanges.map(\.reusedConnection) == [false, true])
+    let connections = InjectionTests.connectionRecords(run.records, port: server.port)
+    #expect(connections.count == 1 && connections.first?.httpExchanges == 2, "\(connections)")
+    #expect((connections.first?.tlsBytesReceived ?? 0) > 7000)
+  }
+
+  @Test("node https server (OpenSSL linked into node): curl's request is a server-side https record")
+  func nodeServer() throws {
+    let node = try Self.node()
+    let (elfhook, _) = try InjectionTests.products()
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let script = """
+      const fs = require('fs');
+      const server = require('https').createServer(
+        { key: fs.readFileSync(process.argv[1]), cert: fs.readFileSync(process.argv[2]) }, (req, res) => {
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          res.end('x'.repeat(2000));
+          res.on('finish', () => server.close());
+        });
+      server.listen(0, '127.0.0.1', () => console.log('PORT ' + server.address().port));
+      setTimeout(() => process.exit(3), 30000).unref();
+      """
+    let output = scratch.file("records.jsonl")
+    let program = try SpawnedProgram([elfhook, "run", "--output", output.path, "--", node, "-e", script, tls.key, tls.certificate])
+    let port = try #require(program.port(timeout: 20), "node printed no port")
+    let fetch = try ProgramRun.run([
+      "/usr/bin/curl", "-s", "--http1.1", "--cacert", tls.certificate, "https://localhost:\(port)/hello?name=node",
+    ])
+    #expect(fetch.status == 0 && fetch.stdout.count == 2000, "\(fetch.stderr)")
+    let ended = try #require(waitForExit(program), "node did not exit after its one response")
+    #expect(ended.status == 0 && !ended.bySignal)
+    try Self.expectOneHTTPSExchange(
+      try InjectionTests.records(in: output), port: port, target: "/hello?name=node", role: .server)
+  }
+
+  /// Waits up to 20 s for `program` to exit by itself.
+  func waitForExit(_ program: SpawnedProgram) -> (status: Int32, bySignal: Bool)? {
+    let deadline = Date().addingTimeInterval(20)
+    while program.process.isRunning && Date() < deadline { usleep(10_000) }
+    return program.process.isRunning ? nil : (program.process.terminationStatus, program.process.terminationReason == .uncaughtSignal)
+  }
+
+  /// Support/tls_get.c linked with libssl.a and libcrypto.a (`stripped`: without a .symtab).
+  static func staticTLSClient(in scratch: InjectionTests.Scratch, stripped: Bool) throws -> URL {
+    let archives = ["/usr/lib/x86_64-linux-gnu/libssl.a", "/usr/lib/x86_64-linux-gnu/libcrypto.a"]
+    try #require(archives.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "libssl-dev's static archives are missing")
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/tls_get.c")
+    let binary = scratch.file(stripped ? "tls_get_stripped" : "tls_get")
+    let build = try ProgramRun.run(
+      ["cc", "-O1"] + (stripped ? ["-s"] : []) + ["-o", binary.path, source.path] + archives + ["-lpthread"])
+    try #require(build.status == 0, "cc tls_get.c: \(build.stderr)")
+    return binary
+  }
+
+  @Test("a C program with OpenSSL linked in, found in its .symtab: one https record and the TLS account")
+  func staticOpenSSL() throws {
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let client = try Self.staticTLSClient(in: scratch, stripped: false)
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let run = try Self.compare([client.path, "\(server.port)", "/bytes/3000", tls.certificate], scratch: scratch)
+    #expect(run.monitored.status == 0 && run.plain.status == 0, "\(run.monitored.stderr)")
+    let body = "\r\n\r\n" + String(repeating: "x", count: 3000)
+    #expect(String(decoding: run.monitored.stdout, as: UTF8.self).hasSuffix(body))
+    #expect(String(decoding: run.plain.stdout, as: UTF8.self).hasSuffix(body))
+    try Self.expectOneHTTPSExchange(run.records, port: server.port, target: "/bytes/3000")
+  }
+}
