@@ -7,7 +7,8 @@
  * Built three ways: against the shared libssl (GOT hooks), libssl.a (OpenSSL linked into the
  * executable: inline hooks, found in its .symtab), or with -DUSE_GNUTLS against libgnutls.
  *
- *   tls_calls CERT KEY ROUNDS */
+ *   tls_calls CERT KEY ROUNDS   prints ns_per_call=N (a call: one write or one read), the timed
+ *                               loop run once untimed first (rounds / 10 + 1) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef USE_GNUTLS
@@ -123,7 +125,13 @@ int main(int argc, char **argv) {
   tcp_pair(&client_fd, &server_fd);
   session client, server;
   set_up(argv[1], argv[2], client_fd, server_fd, &client, &server);
-  run_loop(atol(argv[3]), client, server);
-  printf("ok\n");
+  long rounds = atol(argv[3]);
+  run_loop(rounds / 10 + 1, client, server); /* warm-up: caches, page faults */
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  run_loop(rounds, client, server);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  double ns = (double)(end.tv_sec - start.tv_sec) * 1e9 + (double)(end.tv_nsec - start.tv_nsec);
+  printf("ns_per_call=%.1f\n", ns / (double)rounds / 2);
   return 0;
 }

@@ -182,7 +182,9 @@ int cnm_ssl_map_get(const void *ssl, uint64_t *id) {
   size_t start = ssl_map_index(ssl);
   for (size_t probe = 0; probe < SSL_MAP_PROBES; probe++) {
     struct ssl_map_entry *entry = &ssl_map[(start + probe) & (SSL_MAP_SIZE - 1)];
-    if (__atomic_load_n(&entry->ssl, __ATOMIC_ACQUIRE) == ssl) {
+    const void *current = __atomic_load_n(&entry->ssl, __ATOMIC_ACQUIRE);
+    if (current == NULL) return -1; /* entries are replaced, never removed: none past an empty one */
+    if (current == ssl) {
       *id = __atomic_load_n(&entry->id, __ATOMIC_RELAXED);
       return __atomic_load_n(&entry->fd, __ATOMIC_RELAXED);
     }

@@ -600,7 +600,9 @@ void *cnm_descriptor_hook(size_t index);
  * SSL_get_fd answers only for socket BIOs; libcurl, nginx's and python's own BIOs make it -1. So the
  * TLS hooks mark the calling thread as "inside an SSL call on `ssl`", and the first tracked socket
  * that moves bytes on that thread during the call is the SSL object's transport: the pair goes in
- * a small lock-free map for the calls that follow. */
+ * a small lock-free map for the calls that follow. The hooks look there first: the pairs that
+ * SSL_get_fd or gnutls_transport_get_int gave go there too (a map probe is cheaper than
+ * SSL_get_fd's walk of the BIO chain). A GnuTLS session is keyed the same way. */
 
 extern __thread void *cnm_current_ssl __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")));

@@ -3,10 +3,10 @@ import Glibc
 
 // GnuTLS (wget, GnuTLS builds of libcurl), found at run time (never linked), through the GOT slots
 // of the images that import it: the handshake's time, version and ALPN protocol, and the
-// plaintext at gnutls_record_send / _recv. The session's socket is the descriptor its transport
-// was given (gnutls_transport_get_int: wget's gnutls_transport_set_ptr of the descriptor), else
-// the socket its default transport was seen using inside a call (libgnutls calls recv and send
-// through its own slots: `Traffic.bindCurrentSSL`). GnuTLS runs the handshake only in
+// plaintext at gnutls_record_send / _recv. The session's socket is the one the session map pairs
+// it with, else the descriptor its transport was given (gnutls_transport_get_int: wget's
+// gnutls_transport_set_ptr of the descriptor), else the socket its default transport was seen
+// using inside a call (libgnutls calls recv and send through its own slots: `Traffic.bindCurrentSSL`). GnuTLS runs the handshake only in
 // gnutls_handshake. libgnutls calls gnutls_record_send2 and gnutls_handshake through its own
 // slots too: the inner hook only calls through (`TLSSession.isNested`).
 
@@ -20,9 +20,12 @@ private func connection(of session: UnsafeMutableRawPointer?, resolvingNear func
   -> UnsafeMutablePointer<ConnectionSlot>?
 {
   guard let session else { return nil }
+  // Resolved first: the hooks ask the same library (its version…) of a mapped session.
   let library = cnm_gnutls_library()!
   if library.pointee.transport_get_int == nil && !cnm_resolve_gnutls(function) { return nil }
-  return TLSSession.tracked(library.pointee.transport_get_int!(session)) ?? TLSSession.mapped(session)
+  if let slot = TLSSession.mapped(session) { return slot }
+  guard let slot = TLSSession.tracked(library.pointee.transport_get_int!(session)) else { return nil }
+  return TLSSession.remember(session, slot)
 }
 
 /// The version GnuTLS negotiated, named as OpenSSL names it (`gnutls_protocol_t`'s stable values),

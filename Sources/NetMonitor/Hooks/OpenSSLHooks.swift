@@ -21,17 +21,19 @@ private let tlsExtensionServerName: Int32 = 0
 
 typealias OpenSSLFunctions = UnsafeMutablePointer<cnm_openssl_functions>
 
-/// The tracked connection under `ssl`: SSL_get_fd when the object uses a socket BIO, else the
-/// socket an earlier call on it was seen using (`cnm_ssl_map_get`), else, for a memory BIO, the one
-/// ``TLSJoin`` pairs it with. The shared libssl's functions are resolved next to `function` on
-/// first use.
+/// The tracked connection under `ssl`: the one the session map pairs it with (`cnm_ssl_map_get`:
+/// a few instructions, where SSL_get_fd walks the BIO chain), else SSL_get_fd's when the object
+/// uses a socket BIO (then remembered in the map), else, for a memory BIO, the one ``TLSJoin``
+/// pairs it with. The shared libssl's functions are resolved next to `function` on first use.
 @inline(__always)
 private func connection(
   of ssl: UnsafeMutableRawPointer?, _ library: OpenSSLFunctions, resolvingNear function: UnsafeMutableRawPointer?
 ) -> UnsafeMutablePointer<ConnectionSlot>? {
   guard let ssl else { return nil }
+  // Resolved first: the hooks ask the same functions (SSL_get_version…) of a mapped object.
   if library.pointee.SSL_get_fd == nil && !(library == cnm_ssl() && cnm_resolve_openssl(function)) { return nil }
-  if let slot = TLSSession.tracked(library.pointee.SSL_get_fd!(ssl)) ?? TLSSession.mapped(ssl) { return slot }
+  if let slot = TLSSession.mapped(ssl) { return slot }
+  if let slot = TLSSession.tracked(library.pointee.SSL_get_fd!(ssl)) { return TLSSession.remember(ssl, slot) }
   return TLSJoin.unplaced(ssl, isServer: library.pointee.SSL_is_server.map { $0(ssl) != 0 } ?? false)
 }
 
@@ -99,7 +101,7 @@ private func transfer(
   let error = cnm_errno()
   if let slot = connection(of: ssl, library, resolvingNear: function) {
     if moved > 0 {
-      handshakeCompleted(slot, ssl, library)
+      if TLSSession.handshakePending(slot) { handshakeCompleted(slot, ssl, library) }
       TLSSession.plaintext(slot, buffer, moved, fromPeer: fromPeer)
     } else if TLSSession.handshakePending(slot), library.pointee.SSL_is_init_finished?(ssl) == 1 {
       handshakeCompleted(slot, ssl, library)

@@ -25,6 +25,15 @@ enum TLSSession {
     return tracked(fd, id: id)
   }
 
+  /// Pairs `session` with `slot` in the session map, for the calls that follow; returns `slot`.
+  @inline(__always)
+  static func remember(
+    _ session: UnsafeMutableRawPointer, _ slot: UnsafeMutablePointer<ConnectionSlot>
+  ) -> UnsafeMutablePointer<ConnectionSlot> {
+    cnm_ssl_map_put(session, slot.pointee.core.fd, slot.pointee.core.id)
+    return slot
+  }
+
   /// Whether the thread is already inside a hooked call on `session`: a library calling its own
   /// hooked function (SSL_connect → SSL_do_handshake; gnutls_record_send → gnutls_record_send2
   /// through libgnutls's own slots; a GOT hook over an inline one). The inner hook then only
