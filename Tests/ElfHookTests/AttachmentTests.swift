@@ -1,3 +1,4 @@
+import CElfHook
 import Foundation
 import Glibc
 import Testing
@@ -66,6 +67,18 @@ struct AttachmentTests {
     #expect(library.addViaLibrary(2, 3) == 5)
     #expect(Self.firstBytes(library.add) == before)
     #expect(!lower!.isAttached)
+  }
+
+  @Test("elfhook_find_function: the address the loader gives, in the image the pattern names; else not found")
+  func findFunction() throws {
+    let library = try Self.library.get()
+    var address: UnsafeMutableRawPointer?
+    #expect(elfhook_find_function("libinline_swift.so", "inline_add", &address) == ELFHOOK_OK.rawValue)
+    #expect(UnsafeRawPointer(address) == unsafeBitCast(library.add, to: UnsafeRawPointer.self))
+    #expect(elfhook_find_function("libc.so*", "inline_add", &address) == ELFHOOK_ERR_SYMBOL_NOT_FOUND.rawValue)
+    #expect(address == nil)
+    #expect(String(cString: elfhook_last_error()).contains("'inline_add'"))
+    #expect(elfhook_find_function(nil, "inline_add", nil) == ELFHOOK_ERR_INVALID_ARGUMENT.rawValue)
   }
 
   @Test("errors name the symbol and the status")

@@ -6,7 +6,8 @@ import Testing
 /// The TLS stacks besides a shared libssl, each with a real program under `elfhook run` against
 /// a local HTTPS server: GnuTLS (wget, through GOT slots), OpenSSL linked into `node` (exported in
 /// its .dynsym; inline hooks; memory BIOs joined to their socket by thread) as client and as
-/// server, and OpenSSL linked into a C program (in its .symtab only). Each must give one account
+/// server, python's asyncio (memory BIOs over the shared libssl), and OpenSSL linked into a C
+/// program (in its .symtab only). Each must give one account
 /// of TLS per connection (time, version, plaintext bytes) and the HTTP inside, and leave the
 /// program's output and exit status as they were.
 @Suite("TLS stacks: GnuTLS, OpenSSL linked into node and into a C program", .serialized)
@@ -187,6 +188,31 @@ struct TLSStackTests {
     let deadline = Date().addingTimeInterval(20)
     while program.process.isRunning && Date() < deadline { usleep(10_000) }
     return program.process.isRunning ? nil : (program.process.terminationStatus, program.process.terminationReason == .uncaughtSignal)
+  }
+
+  @Test("python asyncio (libssl's memory BIOs, GOT hooks): the session joined to its socket by thread")
+  func pythonAsyncio() throws {
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    // asyncio's SSL transport: SSL_do_handshake, SSL_read and SSL_write on memory BIOs, the
+    // ciphertext moved by the event loop with send/recv right after each call.
+    let script = """
+      import asyncio, ssl, sys
+      async def main():
+          context = ssl.create_default_context(cafile=sys.argv[1])
+          reader, writer = await asyncio.open_connection("localhost", \(server.port), ssl=context)
+          writer.write(b"GET /bytes/3000 HTTP/1.1\\r\\nHost: localhost:\(server.port)\\r\\nConnection: close\\r\\n\\r\\n")
+          data = await reader.read()
+          print(len(data), data.split(b"\\r\\n")[0].decode())
+          writer.close()
+      asyncio.run(main())
+      """
+    let run = try Self.compare(["python3", "-c", script, tls.certificate], scratch: scratch)
+    #expect(run.monitored.status == 0 && run.plain.status == 0, "\(run.monitored.stderr)")
+    #expect(run.monitored.stdout == run.plain.stdout && !run.monitored.stdout.isEmpty)
+    try Self.expectOneHTTPSExchange(run.records, port: server.port, target: "/bytes/3000")
   }
 
   /// Support/tls_get.c linked with libssl.a and libcrypto.a (`stripped`: without a .symtab).
