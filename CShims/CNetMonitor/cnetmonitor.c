@@ -21,6 +21,7 @@ cnm_openssl_functions cnm_openssl;
 cnm_openssl_functions cnm_openssl_linked;
 cnm_linked_openssl_originals cnm_linked_originals;
 cnm_gnutls_functions cnm_gnutls;
+cnm_nss_functions cnm_nss;
 
 static const char *const cnm_hook_names[] = {
     "read",     "readv",       "recv",       "recvfrom",  "recvmsg",          "write",       "writev",
@@ -28,6 +29,7 @@ static const char *const cnm_hook_names[] = {
     "accept",   "accept4",     "getsockopt", "getaddrinfo", "SSL_do_handshake", "SSL_connect", "SSL_accept",
     "SSL_read", "SSL_read_ex", "SSL_write",  "SSL_write_ex", "dup2",     "dup3",        "close_range", "closefrom",
     "gnutls_handshake", "gnutls_record_send", "gnutls_record_send2", "gnutls_record_recv", "gnutls_record_recv_seq",
+    "SSL_ForceHandshake", "SSL_ForceHandshakeWithTimeout", "PR_Read", "PR_Write", "PR_Recv", "PR_Send",
 };
 size_t cnm_hook_count(void) { return sizeof cnm_hook_names / sizeof cnm_hook_names[0]; }
 const char *cnm_hook_name(size_t index) { return index < cnm_hook_count() ? cnm_hook_names[index] : NULL; }
@@ -88,6 +90,23 @@ bool cnm_resolve_gnutls(void *any_gnutls_function) {
   dlclose(library);
   if (!found.transport_get_int || !found.error_is_fatal) return false;
   cnm_gnutls = found;
+  return true;
+}
+
+bool cnm_resolve_nss(void *any_nss_ssl_function) {
+  if (cnm_nss.SSL_GetChannelInfo) return true;
+  Dl_info info;
+  if (!any_nss_ssl_function || !dladdr(any_nss_ssl_function, &info) || !info.dli_fname) return false;
+  void *library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!library) return false;
+  cnm_nss_functions found = {
+      (int (*)(void *, cnm_nss_channel_info *, unsigned int))dlsym(library, "SSL_GetChannelInfo"),
+      (int (*)(void *, int *, unsigned char *, unsigned int *, unsigned int))dlsym(library, "SSL_GetNextProto"),
+      (int32_t(*)(void))dlsym(RTLD_DEFAULT, "PR_GetError"),
+  };
+  dlclose(library);
+  if (!found.SSL_GetChannelInfo) return false;
+  cnm_nss = found;
   return true;
 }
 

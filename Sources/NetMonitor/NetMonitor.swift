@@ -12,7 +12,9 @@ import Glibc
 /// ```
 ///
 /// It rebinds `connect`, `getaddrinfo`, `SSL_do_handshake` (and `SSL_connect`, `SSL_accept`),
-/// `read` and their families in every loaded image, and in every image loaded later. The hooks
+/// GnuTLS's `gnutls_handshake` and record calls, `read` and their families in every loaded image,
+/// and in every image loaded later; an OpenSSL or BoringSSL linked into the executable gets inline
+/// hooks on the same functions (`LinkedOpenSSL`). The hooks
 /// call the originals through the pointers the engine saved and keep `errno` as the originals left
 /// it; for a descriptor that is not a tracked connection they add a bounds check and a byte load.
 public enum NetMonitor {

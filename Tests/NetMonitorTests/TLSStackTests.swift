@@ -6,11 +6,11 @@ import Testing
 /// The TLS stacks besides a shared libssl, each with a real program under `elfhook run` against
 /// a local HTTPS server: GnuTLS (wget, through GOT slots), OpenSSL linked into `node` (exported in
 /// its .dynsym; inline hooks; memory BIOs joined to their socket by thread) as client and as
-/// server, python's asyncio (memory BIOs over the shared libssl), and OpenSSL linked into a C
-/// program (in its .symtab only). Each must give one account
+/// server, python's asyncio (memory BIOs over the shared libssl), libcurl's NSS flavour (GOT
+/// slots of NSS and NSPR), and OpenSSL linked into a C program (in its .symtab only). Each must give one account
 /// of TLS per connection (time, version, plaintext bytes) and the HTTP inside, and leave the
 /// program's output and exit status as they were.
-@Suite("TLS stacks: GnuTLS, OpenSSL linked into node and into a C program", .serialized)
+@Suite("TLS stacks: GnuTLS, NSS, OpenSSL linked into node and into a C program, memory BIOs", .serialized)
 struct TLSStackTests {
   /// A program run plain, then under `elfhook run`: the records, and both runs.
   struct Compared {
@@ -95,18 +95,19 @@ struct TLSStackTests {
     #expect(connection.httpExchanges == 0 && connection.tlsBytesSent == 0, "\(connection)")
   }
 
-  /// `node` when it is installed with its OpenSSL linked in (`SSL_read` in its .dynsym).
-  static func node() throws -> String {
+  /// `node`: the one nodesource packages links OpenSSL in and exports its `SSL_read`… (inline
+  /// hooks); Debian's own calls a shared libssl from libnode (GOT hooks). The tests pass with
+  /// either; `inline` says which this one is.
+  static func node() throws -> (path: String, inline: Bool) {
     let node = "/usr/bin/node"
     try #require(FileManager.default.isExecutableFile(atPath: node), "node is not installed")
     let symbols = try ProgramRun.run(["nm", "-D", "--defined-only", node])
-    try #require(String(decoding: symbols.stdout, as: UTF8.self).contains(" T SSL_read\n"), "this node links a shared libssl")
-    return node
+    return (node, String(decoding: symbols.stdout, as: UTF8.self).contains(" T SSL_read\n"))
   }
 
-  @Test("node https.get (OpenSSL linked into node): one https record and the connection's TLS account")
+  @Test("node https.get (OpenSSL linked into node, or libnode's libssl): one https record and the TLS account")
   func nodeClient() throws {
-    let node = try Self.node()
+    let node = try Self.node().path
     let scratch = try InjectionTests.Scratch()
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
@@ -126,7 +127,7 @@ struct TLSStackTests {
 
   @Test("node keep-alive: two requests on one connection, the second reused, the plaintext of both counted")
   func nodeKeepAlive() throws {
-    let node = try Self.node()
+    let node = try Self.node().path
     let scratch = try InjectionTests.Scratch()
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
@@ -152,9 +153,9 @@ struct TLSStackTests {
     #expect((connections.first?.tlsBytesReceived ?? 0) > 7000)
   }
 
-  @Test("node https server (OpenSSL linked into node): curl's request is a server-side https record")
+  @Test("node https server (OpenSSL linked into node, or libnode's libssl): curl's request is a server-side https record")
   func nodeServer() throws {
-    let node = try Self.node()
+    let node = try Self.node().path
     let (elfhook, _) = try InjectionTests.products()
     let scratch = try InjectionTests.Scratch()
     defer { scratch.remove() }
@@ -213,6 +214,48 @@ struct TLSStackTests {
     #expect(run.monitored.status == 0 && run.plain.status == 0, "\(run.monitored.stderr)")
     #expect(run.monitored.stdout == run.plain.stdout && !run.monitored.stdout.isEmpty)
     try Self.expectOneHTTPSExchange(run.records, port: server.port, target: "/bytes/3000")
+  }
+
+  @Test("libcurl's NSS flavour (SSL_ForceHandshakeWithTimeout, PR_Send, PR_Recv): one https record and the TLS account")
+  func nss() throws {
+    let library = "/usr/lib/x86_64-linux-gnu/libcurl-nss.so.4"
+    try #require(FileManager.default.fileExists(atPath: library), "libcurl3-nss is not installed")
+    let scratch = try InjectionTests.Scratch()
+    defer { scratch.remove() }
+    let source = """
+      #include <curl/curl.h>
+      #include <stdio.h>
+      int main(int argc, char **argv) {
+        if (argc != 3) return 2;
+        CURL *curl = curl_easy_init();
+        curl_easy_setopt(curl, CURLOPT_URL, argv[1]);
+        curl_easy_setopt(curl, CURLOPT_CAINFO, argv[2]);
+        CURLcode code = curl_easy_perform(curl);
+        if (code != CURLE_OK) fprintf(stderr, "nss_get: %s\\n", curl_easy_strerror(code));
+        curl_easy_cleanup(curl);
+        return code == CURLE_OK ? 0 : 1;
+      }
+      """
+    let file = scratch.file("nss_get.c")
+    try source.write(to: file, atomically: true, encoding: .utf8)
+    let client = scratch.file("nss_get")
+    let build = try ProgramRun.run(["cc", "-o", client.path, file.path, "-l:libcurl-nss.so.4"])
+    try #require(build.status == 0, "cc nss_get.c: \(build.stderr)")
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let url = "https://localhost:\(server.port)/bytes/3000"
+    let run = try Self.compare([client.path, url, tls.certificate], scratch: scratch)
+    #expect(run.monitored.status == 0 && run.plain.status == 0, "\(run.monitored.stderr)")
+    #expect(run.monitored.stdout == run.plain.stdout && run.monitored.stdout.count == 3000)
+    try Self.expectOneHTTPSExchange(run.records, port: server.port, target: "/bytes/3000")
+
+    // Refused: the system's CAs do not know the test's certificate. NSS says why in the handshake.
+    let refused = try Self.compare([client.path, url, "/etc/ssl/certs/ca-certificates.crt"], scratch: scratch)
+    #expect(refused.plain.status == 1 && refused.monitored.status == 1, "\(refused.monitored.stderr)")
+    let connection = try #require(InjectionTests.connectionRecords(refused.records, port: server.port).first)
+    #expect(connection.error?.call == "SSL_ForceHandshake", "\(connection)")
+    #expect(connection.error?.code.hasPrefix("SEC_ERROR_") == true, "\(connection)")
+    #expect(connection.httpExchanges == 0)
   }
 
   /// Support/tls_get.c linked with libssl.a and libcrypto.a (`stripped`: without a .symtab).

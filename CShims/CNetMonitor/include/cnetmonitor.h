@@ -234,6 +234,13 @@ typedef struct cnm_original_functions {
   ssize_t (*gnutls_record_send2)(void *, const void *, size_t, size_t, unsigned);
   ssize_t (*gnutls_record_recv)(void *, void *, size_t);
   ssize_t (*gnutls_record_recv_seq)(void *, void *, size_t, unsigned char *);
+  /* NSS (PRFileDesc * typed void *; SECStatus and PRInt32 as int): */
+  int (*SSL_ForceHandshake)(void *);
+  int (*SSL_ForceHandshakeWithTimeout)(void *, uint32_t);
+  int (*PR_Read)(void *, void *, int);
+  int (*PR_Write)(void *, const void *, int);
+  int (*PR_Recv)(void *, void *, int, int, uint32_t);
+  int (*PR_Send)(void *, const void *, int, int, uint32_t);
 } cnm_original_functions;
 
 /* Hidden: the x86_64 data-path hooks address it directly (RIP-relative), in a shared library too. */
@@ -304,6 +311,26 @@ extern cnm_gnutls_functions cnm_gnutls;
 static inline cnm_gnutls_functions *cnm_gnutls_library(void) { return &cnm_gnutls; }
 /* Fills cnm_gnutls from the library that defines `any_gnutls_function`, as cnm_resolve_openssl. */
 bool cnm_resolve_gnutls(void *any_gnutls_function);
+
+/* NSS functions the NSS hooks call but never hook: from the library that defines the hooked
+ * SSL_ForceHandshake (libssl3), and NSPR's error (global scope). SSLChannelInfo is NSS's public,
+ * versioned structure: the caller says how much of it to fill (at most what the library knows),
+ * and its first field how much was. Only its first fields are asked for. */
+typedef struct cnm_nss_channel_info {
+  uint32_t length;
+  uint16_t protocol_version; /* 0x0304: TLS 1.3 */
+  uint16_t cipher_suite;
+} cnm_nss_channel_info;
+typedef struct cnm_nss_functions {
+  int (*SSL_GetChannelInfo)(void *, cnm_nss_channel_info *, unsigned int);
+  /* (fd, SSLNextProtoState *, buffer, *length, capacity) */
+  int (*SSL_GetNextProto)(void *, int *, unsigned char *, unsigned int *, unsigned int);
+  int32_t (*PR_GetError)(void);
+} cnm_nss_functions;
+extern cnm_nss_functions cnm_nss;
+static inline cnm_nss_functions *cnm_nss_library(void) { return &cnm_nss; }
+/* Fills cnm_nss from the library that defines `any_nss_ssl_function`; false when not found. */
+bool cnm_resolve_nss(void *any_nss_ssl_function);
 
 /* Fills cnm_openssl from the library that defines `any_ssl_function` (dladdr, then dlsym on that
  * library's handle, since libssl may be loaded RTLD_LOCAL). Returns false when not found. */

@@ -4,7 +4,8 @@ import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
 /// receive their originals): the thirteen C data-path hooks, the Swift ones, the C hooks of the
-/// calls that close descriptors besides close (dup2, dup3, close_range, closefrom), then GnuTLS's.
+/// calls that close descriptors besides close (dup2, dup3, close_range, closefrom), then GnuTLS's
+/// and NSS's.
 /// Installed once for the life of the process, with the inline hooks of an OpenSSL linked into the
 /// executable (``LinkedOpenSSL``).
 final class HookInstallation: Sendable {
@@ -31,6 +32,12 @@ final class HookInstallation: Sendable {
       unsafeBitCast(gnutlsRecordSend2Hook, to: UnsafeRawPointer.self),
       unsafeBitCast(gnutlsRecordRecvHook, to: UnsafeRawPointer.self),
       unsafeBitCast(gnutlsRecordRecvSeqHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(nssForceHandshakeHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(nssForceHandshakeWithTimeoutHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(prReadHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(prWriteHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(prRecvHook, to: UnsafeRawPointer.self),
+      unsafeBitCast(prSendHook, to: UnsafeRawPointer.self),
     ]
   }
 

@@ -82,7 +82,7 @@ struct ConnectionCore: BitwiseCopyable {
 
 /// The hooked calls an error can name, as stored in ``ConnectionCore/errorCall``.
 enum HookedCall: UInt8, CaseIterable {
-  case none = 0, connect, sslHandshake, gnutlsHandshake
+  case none = 0, connect, sslHandshake, gnutlsHandshake, nssHandshake
 
   /// The C function's name, as records report it.
   var name: String {
@@ -91,6 +91,7 @@ enum HookedCall: UInt8, CaseIterable {
     case .connect: "connect"
     case .sslHandshake: "SSL_do_handshake"
     case .gnutlsHandshake: "gnutls_handshake"
+    case .nssHandshake: "SSL_ForceHandshake"
     }
   }
 }

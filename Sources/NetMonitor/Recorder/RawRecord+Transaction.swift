@@ -142,6 +142,7 @@ extension UnsafePointer where Pointee == RawRecord {
     guard let call = HookedCall(rawValue: core.pointee.errorCall), call != .none else { return nil }
     if call == .sslHandshake { return .ssl(core.pointee.errorCode, call: call.name) }
     if call == .gnutlsHandshake { return .gnutls(core.pointee.errorCode, call: call.name) }
+    if call == .nssHandshake { return .nss(core.pointee.errorCode, call: call.name) }
     return .errno(core.pointee.errorCode, call: call.name)
   }
 }

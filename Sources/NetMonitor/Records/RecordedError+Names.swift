@@ -96,3 +96,19 @@ func gnutlsName(_ value: Int32) -> (name: String, meaning: String) {
   for (code, name, meaning) in gnutlsNames where code == value { return (name, meaning) }
   return ("GNUTLS_E \(value)", "GnuTLS error \(value)")
 }
+
+// NSPR's and NSS's public, stable error numbers (prerr.h, secerr.h, sslerr.h), for the failures a
+// handshake ends with.
+private let nssNames: [(Int32, String, String)] = [
+  (-5961, "PR_CONNECT_RESET_ERROR", "TCP connection reset by peer"),
+  (-5938, "PR_END_OF_FILE_ERROR", "Encountered end of file"),
+  (-8179, "SEC_ERROR_UNKNOWN_ISSUER", "Peer's certificate issuer is not recognized"),
+  (-8172, "SEC_ERROR_UNTRUSTED_ISSUER", "Peer's certificate issuer has been marked as not trusted"),
+  (-12276, "SSL_ERROR_BAD_CERT_DOMAIN", "Unable to communicate securely with peer: requested domain name does not match the server's certificate"),
+  (-12227, "SSL_ERROR_HANDSHAKE_FAILURE_ALERT", "SSL peer was unable to negotiate an acceptable set of security parameters"),
+]
+
+func nssName(_ value: Int32) -> (name: String, meaning: String) {
+  for (code, name, meaning) in nssNames where code == value { return (name, meaning) }
+  return ("NSS error \(value)", "NSS error \(value)")
+}

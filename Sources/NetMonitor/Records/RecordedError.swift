@@ -60,4 +60,11 @@ public struct RecordedError: Sendable, Hashable {
     let (name, meaning) = gnutlsName(value)
     return RecordedError(call: call, code: name, message: meaning)
   }
+
+  /// An NSS failure: `code` is the NSPR/NSS error name of `PR_GetError`'s value (negative),
+  /// `message` its meaning.
+  public static func nss(_ value: Int32, call: String) -> RecordedError {
+    let (name, meaning) = nssName(value)
+    return RecordedError(call: call, code: name, message: meaning)
+  }
 }
