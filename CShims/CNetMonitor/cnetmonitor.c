@@ -110,6 +110,20 @@ bool cnm_resolve_nss(void *any_nss_ssl_function) {
   return true;
 }
 
+#include <link.h>
+
+bool cnm_image_contains(const void *header, uintptr_t load_bias, const void *address) {
+  const ElfW(Ehdr) *elf = header;
+  if (!elf || !address) return false;
+  const ElfW(Phdr) *segments = (const ElfW(Phdr) *)((const unsigned char *)header + elf->e_phoff);
+  for (ElfW(Half) i = 0; i < elf->e_phnum; i++) {
+    uintptr_t start = load_bias + segments[i].p_vaddr;
+    if (segments[i].p_type == PT_LOAD && (uintptr_t)address >= start && (uintptr_t)address - start < segments[i].p_memsz)
+      return true;
+  }
+  return false;
+}
+
 /* ---- the connection table ---------------------------------------------------------------------- */
 
 #include <sys/mman.h>
