@@ -69,7 +69,7 @@ struct AttachmentTests {
     #expect(!lower!.isAttached)
   }
 
-  @Test("elfhook_find_function: the address the loader gives, in the image the pattern names; else not found")
+  @Test("elfhook_find_function(s): the address the loader gives, in the image the pattern names; else not found")
   func findFunction() throws {
     let library = try Self.library.get()
     var address: UnsafeMutableRawPointer?
@@ -79,6 +79,20 @@ struct AttachmentTests {
     #expect(address == nil)
     #expect(String(cString: elfhook_last_error()).contains("'inline_add'"))
     #expect(elfhook_find_function(nil, "inline_add", nil) == ELFHOOK_ERR_INVALID_ARGUMENT.rawValue)
+
+    // Several at once, in one pass: each found one's address, nil for the missing one.
+    let names: [UnsafeMutablePointer<CChar>?] = ["inline_add", "no_such_function", "inline_add_via_library"].map {
+      (name: String) in strdup(name)
+    }
+    defer { names.forEach { free($0) } }
+    var addresses = [UnsafeMutableRawPointer?](repeating: UnsafeMutableRawPointer(bitPattern: 1), count: 3)
+    let status = names.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer {
+      elfhook_find_functions("libinline_swift.so", $0.baseAddress, 3, &addresses)
+    }
+    #expect(status == ELFHOOK_OK.rawValue)
+    #expect(UnsafeRawPointer(addresses[0]) == unsafeBitCast(library.add, to: UnsafeRawPointer.self))
+    #expect(addresses[1] == nil)
+    #expect(UnsafeRawPointer(addresses[2]) == unsafeBitCast(library.addViaLibrary, to: UnsafeRawPointer.self))
   }
 
   @Test("errors name the symbol and the status")

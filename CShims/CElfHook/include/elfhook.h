@@ -250,6 +250,16 @@ ELFHOOK_EXPORT int elfhook_attach_symbol(const char *image_pattern, const char *
 ELFHOOK_EXPORT int elfhook_find_function(const char *image_pattern, const char *symbol, void **address);
 
 /*
+ * Like elfhook_find_function for `count` names at once, in the first image matching
+ * `image_pattern` that defines any of them: one pass over its .dynsym and at most one over its
+ * file's .symtab, where a name at a time would read a large .symtab (an unstripped Swift program's)
+ * once per name. `addresses[i]` receives symbols[i]'s address, or NULL. IFUNC resolvers are left
+ * out. Returns 0 when at least one was found, else ELFHOOK_ERR_SYMBOL_NOT_FOUND.
+ */
+ELFHOOK_EXPORT int elfhook_find_functions(const char *image_pattern, const char *const *symbols, size_t count,
+                                          void **addresses);
+
+/*
  * Detaches and frees an attachment. Later attachments to the same function stay, in their chain;
  * when it was the last one, the function's first bytes are restored exactly. Returns
  * ELFHOOK_ERR_UNKNOWN_HANDLE for an attachment already detached (or never returned by attach).

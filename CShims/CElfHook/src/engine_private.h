@@ -216,6 +216,10 @@ typedef struct eh_symbol {
  * offset checked against the file's size). Functions only (STT_FUNC, STT_GNU_IFUNC), defined.
  * Returns ELFHOOK_OK, ELFHOOK_ERR_SYMBOL_NOT_FOUND (no error text set: the caller says it). */
 int eh_find_function_symbol(const eh_image *image, const char *name, eh_symbol *symbol);
+/* Looks `count` names up at once: one pass over the image's .dynsym, and, for those not found
+ * there, one over its file's .symtab. Functions only, IFUNC resolvers left out. `addresses[i]`
+ * gets names[i]'s address or NULL; returns how many were found. */
+size_t eh_find_function_symbols(const eh_image *image, const char *const *names, size_t count, void **addresses);
 /* The size of the function that starts exactly at `address`, from .dynsym/.symtab; 0 if unknown. */
 size_t eh_function_size_at(const eh_image *image, uintptr_t address);
 

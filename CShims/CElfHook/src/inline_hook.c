@@ -419,6 +419,27 @@ int elfhook_find_function(const char *image_pattern, const char *symbol, void **
   return status;
 }
 
+int elfhook_find_functions(const char *image_pattern, const char *const *symbols, size_t count, void **addresses) {
+  elfhook_clear_error();
+  if ((!symbols || !addresses) && count > 0)
+    return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "elfhook_find_functions needs symbols and addresses");
+  for (size_t n = 0; n < count; n++) addresses[n] = NULL;
+  eh_lock();
+  eh_sync_and_absorb();
+  elfhook_clear_error();
+  int status = ELFHOOK_ERR_SYMBOL_NOT_FOUND;
+  for (size_t i = 0; i < eh_loaded_images.count && status == ELFHOOK_ERR_SYMBOL_NOT_FOUND; i++) {
+    const eh_image *image = eh_loaded_images.images[i];
+    if (image->is_vdso || !pattern_matches(image_pattern, image->path)) continue;
+    if (eh_find_function_symbols(image, symbols, count, addresses) > 0) status = ELFHOOK_OK;
+  }
+  if (status == ELFHOOK_ERR_SYMBOL_NOT_FOUND)
+    elfhook_set_error(status, "none of the %zu symbols is in the .dynsym or .symtab of the images matching '%s'", count,
+                      image_pattern ? image_pattern : "*");
+  eh_unlock();
+  return status;
+}
+
 int elfhook_detach(elfhook_attachment *attachment) {
   elfhook_clear_error();
   eh_lock();

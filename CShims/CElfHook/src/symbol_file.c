@@ -134,6 +134,62 @@ int eh_find_function_symbol(const eh_image *image, const char *name, eh_symbol *
   return ELFHOOK_ERR_SYMBOL_NOT_FOUND;
 }
 
+/* The functions among `count` wanted `names` that the symbols of one table define: their addresses
+ * go in `addresses` (those already found are kept). */
+static void collect(const ElfW(Sym) *symbols, size_t symbol_count, const char *strtab, size_t strsz,
+                    uintptr_t load_bias, const char *const *names, size_t count, void **addresses) {
+  for (size_t s = 1; s < symbol_count; s++) {
+    const ElfW(Sym) *sym = &symbols[s];
+    if (!is_function(sym) || sym->st_name >= strsz || ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) continue;
+    const char *name = strtab + sym->st_name;
+    size_t left = strsz - sym->st_name;
+    for (size_t n = 0; n < count; n++) {
+      if (addresses[n] || name[0] != names[n][0]) continue;
+      size_t length = strlen(names[n]);
+      if (left > length && memcmp(name, names[n], length + 1) == 0) addresses[n] = (void *)(load_bias + sym->st_value);
+    }
+  }
+}
+
+size_t eh_find_function_symbols(const eh_image *image, const char *const *names, size_t count, void **addresses) {
+  for (size_t n = 0; n < count; n++) addresses[n] = NULL;
+  if (image->parsed_ok && image->symtab && image->strtab)
+    collect(image->symtab, image->symbol_count, image->strtab, image->strsz, image->load_bias, names, count, addresses);
+  size_t found = 0;
+  for (size_t n = 0; n < count; n++) found += addresses[n] != NULL;
+  if (found < count && image->path && image->path[0] == '/') {
+    size_t size = 0;
+    const uint8_t *file = map_file(image->path, &size);
+    if (file) {
+      const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)file;
+      if (size >= sizeof *header && memcmp(file, ELFMAG, SELFMAG) == 0 && file[EI_CLASS] == ELFCLASS64 &&
+          header->e_shentsize == sizeof(ElfW(Shdr)) &&
+          in_file(header->e_shoff, (uint64_t)header->e_shnum * sizeof(ElfW(Shdr)), size)) {
+        const ElfW(Shdr) *sections = (const ElfW(Shdr) *)(file + header->e_shoff);
+        for (ElfW(Half) i = 0; i < header->e_shnum; i++) {
+          const ElfW(Shdr) *section = &sections[i];
+          if (section->sh_type != SHT_SYMTAB || section->sh_entsize != sizeof(ElfW(Sym)) ||
+              section->sh_link >= header->e_shnum || !in_file(section->sh_offset, section->sh_size, size) ||
+              section->sh_offset % _Alignof(ElfW(Sym)) != 0)
+            continue;
+          const ElfW(Shdr) *strings = &sections[section->sh_link];
+          if (strings->sh_type != SHT_STRTAB || !in_file(strings->sh_offset, strings->sh_size, size)) continue;
+          collect((const ElfW(Sym) *)(file + section->sh_offset), section->sh_size / sizeof(ElfW(Sym)),
+                  (const char *)(file + strings->sh_offset), strings->sh_size, image->load_bias, names, count,
+                  addresses);
+        }
+      }
+      munmap((void *)file, size);
+    }
+  }
+  found = 0;
+  for (size_t n = 0; n < count; n++) {
+    if (addresses[n] && !in_executable_segment(image, (uintptr_t)addresses[n])) addresses[n] = NULL;
+    found += addresses[n] != NULL;
+  }
+  return found;
+}
+
 size_t eh_function_size_at(const eh_image *image, uintptr_t address) {
   symbol_query query = {.address = address};
   eh_symbol symbol = {0};

@@ -16,6 +16,11 @@ enum LinkedOpenSSL {
   private static let hooked = [
     "SSL_do_handshake", "SSL_connect", "SSL_accept", "SSL_read", "SSL_read_ex", "SSL_write", "SSL_write_ex",
   ]
+  /// The accessors the hooks ask, in the order `resolveAccessors` reads them.
+  private static let accessors = [
+    "SSL_get_fd", "SSL_get_error", "SSL_get_version", "SSL_get_servername", "SSL_is_server",
+    "SSL_get0_alpn_selected", "SSL_is_init_finished",
+  ]
   /// The prefixes their names may carry: none (OpenSSL), swift-nio-ssl's BoringSSL.
   private static let prefixes = ["", "CNIOBoringSSL_"]
 
@@ -23,55 +28,61 @@ enum LinkedOpenSSL {
   /// hooks' installation; does nothing for an executable without them.
   static func attach() {
     guard let program = try? LoadedImage.all().first(where: { $0.isMainProgram }) else { return }
-    let image = Image(pattern: escaped(program.path), header: program.header, loadBias: program.loadBias)
-    for prefix in prefixes {
-      guard image.function(prefix + "SSL_read") != nil else { continue }
-      guard resolveAccessors(prefix: prefix, in: image) else { return }
+    let names = hooked + accessors
+    let found = functions(prefixes.flatMap { prefix in names.map { prefix + $0 } }, in: program)
+    for (index, _) in prefixes.enumerated() {
+      let addresses = Array(found[index * names.count..<(index + 1) * names.count])
+      guard addresses[hooked.firstIndex(of: "SSL_read")!] != nil,
+        resolveAccessors(Array(addresses[hooked.count...]))
+      else { continue }
       let originals = UnsafeMutableRawPointer(cnm_linked_original()).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-      for (index, name) in hooked.enumerated() {
+      for index in hooked.indices {
         // A missing function (BoringSSL has no SSL_read_ex…) or a prologue the engine refuses
         // leaves that one unhooked; the others still count.
-        guard let address = image.function(prefix + name) else { continue }
+        guard let address = addresses[index] else { continue }
         _ = elfhook_attach(address, UnsafeMutableRawPointer(mutating: linkedSSLHooks[index]), originals + index, nil)
       }
       return
     }
   }
 
-  /// The executable, where its functions are looked up.
-  private struct Image {
-    /// An fnmatch(3) pattern that matches its path alone.
-    let pattern: String
-    /// Its ELF header in memory, and its load bias: where its segments are.
-    let header: UInt
-    let loadBias: UInt
-
-    /// The address of the function `name` defined in the executable, or nil. An exported one
-    /// (node's) through the loader's hash tables (`dlsym`, kept when it lies in the
-    /// executable's: a walk of node's 70,000-symbol `.dynsym` takes ~0.5 ms a name otherwise); an
-    /// unexported one from the file's `.symtab` (`elfhook_find_function`).
-    func function(_ name: String) -> UnsafeMutableRawPointer? {
-      if let address = dlsym(nil, name), cnm_image_contains(UnsafeRawPointer(bitPattern: header), loadBias, address) {
-        return address
-      }
-      var address: UnsafeMutableRawPointer?
-      return elfhook_find_function(pattern, name, &address) == ELFHOOK_OK.rawValue ? address : nil
+  /// The addresses of the functions `names` that the executable defines (nil for the others).
+  /// Exported ones (node's) come from the loader's hash tables (`dlsym`, kept when they lie in the
+  /// executable's segments): a walk of node's 70,000-symbol `.dynsym` takes ~0.5 ms a name. When
+  /// none is exported, all are looked up in one pass over the executable's `.dynsym` and its
+  /// file's `.symtab` (`elfhook_find_functions`): an unstripped Swift program's `.symtab` is read
+  /// once, not once a name.
+  private static func functions(_ names: [String], in program: LoadedImage) -> [UnsafeMutableRawPointer?] {
+    let header = UnsafeRawPointer(bitPattern: program.header)
+    let exported = names.map { name -> UnsafeMutableRawPointer? in
+      guard let address = dlsym(nil, name), cnm_image_contains(header, program.loadBias, address) else { return nil }
+      return address
     }
+    if exported.contains(where: { $0 != nil }) { return exported }
+    var addresses = [UnsafeMutableRawPointer?](repeating: nil, count: names.count)
+    var cNames = names.map { strdup($0) }
+    defer { cNames.forEach { free($0) } }
+    let status = cNames.withUnsafeMutableBufferPointer { buffer in
+      buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { constNames in
+        elfhook_find_functions(escaped(program.path), constNames.baseAddress, names.count, &addresses)
+      }
+    }
+    return status == ELFHOOK_OK.rawValue ? addresses : exported
   }
 
-  /// Fills `cnm_openssl_linked` from the executable; false when its SSL_get_fd or SSL_get_error
-  /// is missing (the hooks would have no way to find a connection).
-  private static func resolveAccessors(prefix: String, in image: Image) -> Bool {
-    let found = { (name: String) in image.function(prefix + name) }
-    guard let getFD = found("SSL_get_fd"), let getError = found("SSL_get_error") else { return false }
+  /// Fills `cnm_openssl_linked` from the executable's accessors (in the order of `accessors`);
+  /// false when SSL_get_fd or SSL_get_error is missing (the hooks would have no way to find a
+  /// connection).
+  private static func resolveAccessors(_ found: [UnsafeMutableRawPointer?]) -> Bool {
+    guard let getFD = found[0], let getError = found[1] else { return false }
     var functions = cnm_openssl_functions()
     functions.SSL_get_fd = cast(getFD)
     functions.SSL_get_error = cast(getError)
-    functions.SSL_get_version = cast(found("SSL_get_version"))
-    functions.SSL_get_servername = cast(found("SSL_get_servername"))
-    functions.SSL_is_server = cast(found("SSL_is_server"))
-    functions.SSL_get0_alpn_selected = cast(found("SSL_get0_alpn_selected"))
-    functions.SSL_is_init_finished = cast(found("SSL_is_init_finished"))
+    functions.SSL_get_version = cast(found[2])
+    functions.SSL_get_servername = cast(found[3])
+    functions.SSL_is_server = cast(found[4])
+    functions.SSL_get0_alpn_selected = cast(found[5])
+    functions.SSL_is_init_finished = cast(found[6])
     cnm_ssl_linked().pointee = functions
     return true
   }
