@@ -32,7 +32,7 @@ private func connection(
   guard let ssl else { return nil }
   // Resolved first: the hooks ask the same functions (SSL_get_version…) of a mapped object.
   if library.pointee.SSL_get_fd == nil && !(library == cnm_ssl() && cnm_resolve_openssl(function)) { return nil }
-  if let slot = TLSSession.mapped(ssl) { return slot }
+  if let slot = TLSSession.mapped(ssl) { return TLSJoin.placed(ssl, slot) }
   if let slot = TLSSession.tracked(library.pointee.SSL_get_fd!(ssl)) { return TLSSession.remember(ssl, slot) }
   return TLSJoin.unplaced(ssl, isServer: library.pointee.SSL_is_server.map { $0(ssl) != 0 } ?? false)
 }

@@ -26,6 +26,17 @@ enum TLSJoin {
     return nil
   }
 
+  /// `session` was found on `slot`: if its thread still waited for its ClientHello (its socket was
+  /// found inside a call since: libcurl's BIO), it waits no more, so that it cannot join another
+  /// connection once its own is gone. Returns `slot`.
+  @inline(__always)
+  static func placed(
+    _ session: UnsafeMutableRawPointer, _ slot: UnsafeMutablePointer<ConnectionSlot>
+  ) -> UnsafeMutablePointer<ConnectionSlot> {
+    if cnm_get_unjoined_ssl() == session { cnm_set_unjoined_ssl(nil, 0) }
+    return slot
+  }
+
   /// The first bytes of a direction of `slot` are a ClientHello, seen outside any hooked call: a
   /// client sending it joins the session its thread could not place; a server reading it waits for
   /// the session call that follows (``unplaced(_:isServer:)``).
