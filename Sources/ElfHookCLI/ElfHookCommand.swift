@@ -17,6 +17,7 @@ public struct ElfHookCommand: ParsableCommand {
         elfhook inspect --json --pid 1234
         elfhook export --otlp http://127.0.0.1:4318 records.jsonl
       """,
+    version: ElfHookVersion.current,
     subcommands: [RunCommand.self, InspectCommand.self, ReportCommand.self, ExportCommand.self]
   )
 

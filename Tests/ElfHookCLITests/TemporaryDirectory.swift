@@ -1,11 +1,15 @@
 import Foundation
 
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
+/// A fresh directory, removed by `remove()`: under /dev/shm where there is one (the record rings
+/// tests make there live where `elfhook run` puts them; on a disk filesystem the injected library
+/// says a line about the cost), else under the system's temporary directory.
 struct TemporaryDirectory {
   let url: URL
 
   init(_ name: String) throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("elfhook-\(name)-\(UUID().uuidString)")
+    let parent =
+      access("/dev/shm", W_OK) == 0 ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+    url = parent.appendingPathComponent("elfhook-\(name)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   }
 

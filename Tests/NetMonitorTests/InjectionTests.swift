@@ -16,8 +16,10 @@ struct InjectionTests {
   }
 
   /// A directory of the test's own (a test removes it with `defer { scratch.remove() }`).
+  /// A fresh directory, under /dev/shm where there is one: rings the tests record into live
+  /// where `elfhook run` puts them (a ring on a disk filesystem makes the injected library say so).
   struct Scratch {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
+    let url = memoryTemporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
     init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
     func remove() { try? FileManager.default.removeItem(at: url) }
     func file(_ name: String) -> URL { url.appendingPathComponent(name) }
@@ -634,3 +636,8 @@ struct InjectionTests {
     #expect(stat(own.path, &status) == 0 && status.st_mode & 0o777 == 0o600)
   }
 }
+
+/// /dev/shm when it can be written (a memory filesystem, where record rings belong), else the
+/// system's temporary directory.
+let memoryTemporaryDirectory: URL =
+  access("/dev/shm", W_OK) == 0 ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory

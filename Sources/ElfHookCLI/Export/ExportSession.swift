@@ -23,21 +23,49 @@ import SwiftProtobuf
 ///
 /// A batch the collector rejects (a 4xx other than 429) is logged in one line and passed over:
 /// sending it again would be refused again. Without `follow`, the run then ends with status 1.
+///
+/// With ``ExportConfiguration/jsonLinesPath``, batches are appended to that file instead
+/// (``JSONLinesDestination``), with the same cursors; no metrics are kept.
+///
+/// A directory among the record paths is watched: every record ring in it (a name with `.ring`
+/// in it, as `ELFHOOK_OUTPUT=DIR/%p.ring` makes them) is exported, those that appear later too
+/// (the directory is listed at every poll). A ring found there whose process has exited
+/// (``RingProducer``) is exported to its end, then removed, and its cursor forgotten: a service
+/// that restarts or forks for days does not fill `/dev/shm`. Files named on the command line are
+/// never removed.
 final class ExportSession {
   let configuration: ExportConfiguration
-  private let client: OTLPClient
+  private let client: OTLPClient?
   private let log: (String) -> Void
   private var state = ExportState()
   private var rejectedRecords = 0
   private var metricsSent = false
+  private var output: JSONLinesDestination?
+
+  /// A record file being exported: its cursor's key (its absolute path), and whether it was
+  /// found in a watched directory (and is removed once its process is gone and it is exported).
+  private struct Entry {
+    var key: String
+    var source: any RecordSource
+    var inWatchedDirectory: Bool
+  }
+
+  private var entries: [Entry] = []
+  /// Directories watched for rings.
+  private var directories: [String] = []
+  /// Files in a watched directory that are not rings, or could not be opened as one (said once).
+  private var passedOver: Set<String> = []
 
   /// A session; nothing is opened or sent before ``run()``.
   init(configuration: ExportConfiguration, log: @escaping (String) -> Void) {
     self.configuration = configuration
     self.log = log
-    client = OTLPClient(
-      baseURL: configuration.collectorURL,
-      requestTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)))
+    client =
+      configuration.jsonLinesPath != nil
+      ? nil
+      : OTLPClient(
+        baseURL: configuration.collectorURL,
+        requestTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)))
   }
 
   /// Runs the export to its end (see the type's summary).
@@ -46,32 +74,59 @@ final class ExportSession {
   func run() throws {
     let store = try ExportStateStore(directory: configuration.stateDirectory)
     state = try store.load()
-    var sources: [(key: String, source: any RecordSource)] = []
-    for path in configuration.recordPaths {
-      let key = Self.absolutePath(path)
-      let saved = state.cursors[key]
-      let source: any RecordSource =
-        RecordFiles.isRecordRing(path)
-        ? try RingSource(path: path, saved: saved) : try JSONLinesSource(path: path, saved: saved, log: log)
-      state.cursors[key] = source.cursor
-      sources.append((key, source))
+    if let path = configuration.jsonLinesPath {
+      let destination = try JSONLinesDestination(path: path, saved: state.jsonLinesOutput)
+      state.jsonLinesOutput = destination.cursor
+      output = destination
     }
+    for path in configuration.recordPaths {
+      var status = stat()
+      if stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
+        directories.append(path)
+        continue
+      }
+      try add(path, inWatchedDirectory: false)
+    }
+    try discoverRings()
     try store.save(state)
 
     var lastMetrics = Self.now()
     while !StopSignal.isRequested {
       var progressed = false
-      for (key, source) in sources {
-        while !StopSignal.isRequested,
-          let batch = try source.nextBatch(maxSpans: TraceBatch.maxSpans, atEnd: !configuration.follow)
-        {
+      try discoverRings()
+      var finished: [Int] = []
+      for (index, entry) in entries.enumerated() {
+        let source = entry.source
+        // Asked before the last read: a producer gone now published its last record before.
+        let producerGone = entry.inWatchedDirectory && !((source as? RingSource)?.producerIsRunning ?? true)
+        var caughtUp = false
+        while !StopSignal.isRequested {
+          guard let batch = try source.nextBatch(maxSpans: TraceBatch.maxSpans, atEnd: !configuration.follow) else {
+            caughtUp = true
+            break
+          }
           guard try deliver(batch, from: source) else { break }
-          state.cursors[key] = source.cursor
+          state.cursors[entry.key] = source.cursor
+          if let output { state.jsonLinesOutput = output.cursor }
           try store.save(state)
           source.didPersist(batch)
           progressed = true
           metricsSent = false
         }
+        guard producerGone, caughtUp, !StopSignal.isRequested, let ring = source as? RingSource else { continue }
+        if ring.skipUnfinished() {
+          progressed = true  // a slot its process was killed writing: read on past it
+          continue
+        }
+        finished.append(index)
+      }
+      if !finished.isEmpty {
+        for index in finished.reversed() {
+          let entry = entries.remove(at: index)
+          state.cursors[entry.key] = nil
+          unlink(entry.source.path)
+        }
+        try store.save(state)
       }
       guard configuration.follow else { break }
       if Double(Self.now() &- lastMetrics) / 1e9 >= configuration.metricsInterval {
@@ -80,7 +135,11 @@ final class ExportSession {
       }
       if !progressed { StopSignal.sleep(configuration.pollInterval) }
     }
-    if configuration.follow {
+    if client == nil {
+      if StopSignal.isRequested && !configuration.follow {
+        throw CommandFailure.input("interrupted; what was written is saved, run the same command to go on")
+      }
+    } else if configuration.follow {
       if !metricsSent { exportMetricsOnce() }
     } else if StopSignal.isRequested {
       throw CommandFailure.input("interrupted; what the collector acknowledged is saved, run the same command to go on")
@@ -96,10 +155,50 @@ final class ExportSession {
     }
   }
 
+  /// Opens `path` as a record source and adds it (a ring, else JSON Lines).
+  private func add(_ path: String, inWatchedDirectory: Bool) throws {
+    let key = Self.absolutePath(path)
+    let saved = state.cursors[key]
+    let source: any RecordSource =
+      RecordFiles.isRecordRing(path)
+      ? try RingSource(path: path, saved: saved) : try JSONLinesSource(path: path, saved: saved, log: log)
+    state.cursors[key] = source.cursor
+    entries.append(Entry(key: key, source: source, inWatchedDirectory: inWatchedDirectory))
+  }
+
+  /// Adds the rings that appeared in the watched directories. A ring whose header is not written
+  /// yet (its magic comes last) is looked at again at the next poll; a file that cannot be read
+  /// as a ring is said once and passed over.
+  private func discoverRings() throws {
+    for directory in directories {
+      guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+      for name in names.sorted() where name.contains(".ring") {
+        let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        guard !passedOver.contains(path), !entries.contains(where: { $0.source.path == path }) else { continue }
+        guard RecordFiles.isRecordRing(path) else { continue }
+        do {
+          try add(path, inWatchedDirectory: true)
+        } catch let error as RecordFileError {
+          log("\(error); passing it over")
+          passedOver.insert(path)
+        }
+      }
+    }
+  }
+
+  /// Delivers `batch` (see ``deliverToCollector(_:from:)``), or with `--jsonl`, appends it to the
+  /// file and moves the source's cursor.
+  private func deliver(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
+    guard let output else { return try deliverToCollector(batch, from: source) }
+    try output.append(batch.records)
+    source.acknowledge(batch)
+    return true
+  }
+
   /// Sends `batch`'s spans and, once they are acknowledged (or rejected for good), counts the
   /// batch in the metrics and moves the source's cursor. Returns `false` when a stop was
   /// requested before the collector acknowledged it (nothing moved).
-  private func deliver(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
+  private func deliverToCollector(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
     if let request = TraceBatch.request(for: batch.records, serviceName: configuration.serviceName) {
       guard let outcome = try send("v1/traces", body: try request.serializedBytes()) else { return false }
       switch outcome {
@@ -132,7 +231,7 @@ final class ExportSession {
     var announced = false
     while true {
       attempt += 1
-      let outcome = client.post(path, body: body)
+      let outcome = client!.post(path, body: body)
       guard case .retryable(let reason) = outcome else {
         if announced { log("the collector at \(configuration.collectorURL) answers again; sending") }
         return outcome
@@ -150,7 +249,7 @@ final class ExportSession {
 
   /// One attempt at exporting the metrics (`--follow`: the next interval tries again).
   private func exportMetricsOnce() {
-    guard !state.metrics.isEmpty, let body = try? metricsRequest().serializedBytes() as [UInt8] else { return }
+    guard let client, !state.metrics.isEmpty, let body = try? metricsRequest().serializedBytes() as [UInt8] else { return }
     switch client.post("v1/metrics", body: body) {
     case .accepted: metricsSent = true
     case .rejected(let reason): log("the collector at \(configuration.collectorURL) rejected the metrics: \(reason)")
