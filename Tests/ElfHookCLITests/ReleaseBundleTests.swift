@@ -12,10 +12,10 @@ struct ReleaseBundleTests {
     try #require(ReleaseBundle.root, Comment(rawValue: ReleaseBundle.missing))
   }
 
-  /// What the README says a host needs: libc6, libgcc-s1, libstdc++6, zlib1g.
+  /// What the README says a host needs: libc6 (its dynamic loader too), libgcc-s1, libstdc++6, zlib1g.
   static let commonLibraries: Set<String> = [
     "libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libz.so.1", "libdl.so.2", "libpthread.so.0",
-    "librt.so.1", "libutil.so.1",
+    "librt.so.1", "libutil.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
   ]
 
   @Test("every file is where the layout says; readelf -d shows no absolute RUNPATH and only common libraries")
@@ -66,6 +66,24 @@ struct ReleaseBundleTests {
     #expect(run.stdout == ElfHookVersion.current + "\n")
     #expect(ReleaseBundle.tarball.hasSuffix("elfhook-\(ElfHookVersion.current)-linux-\(Self.machine).tar.gz")
       || ProcessInfo.processInfo.environment["ELFHOOK_BUNDLE"] != nil)
+  }
+
+  @Test("the bundle's install puts it under a prefix; elfhook there, or a symlink to it, finds its libraries")
+  func install() throws {
+    let root = try Self.root()
+    let directory = try TemporaryDirectory("bundle-install")
+    defer { directory.remove() }
+    let prefix = directory.path("prefix")
+    let install = try ReleaseBundle.runBare([root + "/install", "--prefix", prefix])
+    #expect(install.status == 0, "\(install.stderr)")
+    #expect(install.stdout.contains("LD_PRELOAD=\(prefix)/lib/elfhook/libElfHookPreload.so"), "\(install.stdout)")
+    for file in ["bin/elfhook", "lib/elfhook/libElfHookPreload.so", "lib/elfhook/libElfHookMonitor.so"] {
+      #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file)")
+    }
+    try FileManager.default.createSymbolicLink(atPath: directory.path("elfhook"), withDestinationPath: prefix + "/bin/elfhook")
+    let run = try ReleaseBundle.runBare([directory.path("elfhook"), "run", "--", "true"])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stderr.contains("No records."), "\(run.stderr)")
   }
 
   @Test("elfhook run monitors curl and python3 from the unpacked bundle; report reads the records; jsonl round-trips")

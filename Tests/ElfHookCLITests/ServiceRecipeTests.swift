@@ -66,7 +66,7 @@ struct ServiceRecipeTests {
     let supervisor = try TestProcess(["/bin/sh", directory.path("supervise.sh"), directory.url.path, library, rings, "\(port)"])
     defer {
       _ = FileManager.default.createFile(atPath: directory.path("stop"), contents: nil)
-      if let pid = Self.servicePid(in: directory) { kill(pid, SIGKILL) }
+      if supervisor.process.isRunning, let pid = Self.servicePid(in: directory) { kill(pid, SIGKILL) }
       supervisor.wait(timeout: 10)
     }
 
@@ -74,10 +74,11 @@ struct ServiceRecipeTests {
     var previous: pid_t?
     for (round, stop) in [(0, SIGKILL), (1, SIGTERM), (2, SIGTERM)] {
       var pid: pid_t?
-      #expect(eventually(timeout: 20) {
+      let answered = eventually(timeout: 20) {
         pid = Self.servicePid(in: directory)
         return pid != nil && pid != previous && Self.get("http://127.0.0.1:\(port)/ready-\(round)", into: &served)
-      }, "the service (round \(round)) did not answer")
+      }
+      #expect(answered, "the service (round \(round)) did not answer")
       for index in 0..<4 { _ = Self.get("http://127.0.0.1:\(port)/round-\(round)/\(index)", into: &served) }
       guard let pid else { break }
       if round == 2 { _ = FileManager.default.createFile(atPath: directory.path("stop"), contents: nil) }

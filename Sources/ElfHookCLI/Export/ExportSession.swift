@@ -93,6 +93,7 @@ final class ExportSession {
     var lastMetrics = Self.now()
     while !StopSignal.isRequested {
       var progressed = false
+      var skippedUnfinished = false
       try discoverRings()
       var finished: [Int] = []
       for (index, entry) in entries.enumerated() {
@@ -115,7 +116,9 @@ final class ExportSession {
         }
         guard producerGone, caughtUp, !StopSignal.isRequested, let ring = source as? RingSource else { continue }
         if ring.skipUnfinished() {
-          progressed = true  // a slot its process was killed writing: read on past it
+          // A slot its process was killed writing: read on past it, at once (--follow or not).
+          progressed = true
+          skippedUnfinished = true
           continue
         }
         finished.append(index)
@@ -128,7 +131,7 @@ final class ExportSession {
         }
         try store.save(state)
       }
-      guard configuration.follow else { break }
+      guard configuration.follow || skippedUnfinished else { break }
       if Double(Self.now() &- lastMetrics) / 1e9 >= configuration.metricsInterval {
         exportMetricsOnce()
         lastMetrics = Self.now()
