@@ -31,7 +31,8 @@ struct ReleaseBundleTests {
     var elfFiles: [String] = []
     for case let relative as String in enumerator {
       let path = root + "/" + relative
-      guard let handle = FileHandle(forReadingAtPath: path) else { continue }
+      guard enumerator.fileAttributes?[.type] as? FileAttributeType == .typeRegular,
+        let handle = FileHandle(forReadingAtPath: path) else { continue }
       let magic = handle.readData(ofLength: 4)
       try? handle.close()
       if magic == Data([0x7F, 0x45, 0x4C, 0x46]) { elfFiles.append(relative) }

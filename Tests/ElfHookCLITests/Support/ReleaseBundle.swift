@@ -55,9 +55,10 @@ final class LocalWebServer {
   var base: String { "http://127.0.0.1:\(port)" }
 
   init(serving directory: String) throws {
-    process = try TestProcess([
+    let process = try TestProcess([
       "/usr/bin/env", "python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", directory,
     ])
+    self.process = process
     var found: UInt16?
     _ = eventually(timeout: 30) {
       let words = process.stdout.split(separator: " ")
