@@ -56,7 +56,9 @@ let package = Package(
       path: "CShims/CNetMonitor",
       cSettings: [.define("_GNU_SOURCE")]
     ),
-    .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor"]),
+    // HTTP/2's frames and HPACK, read from one direction's bytes (plain C: preallocated, no allocation).
+    .target(name: "CHTTP2", path: "CShims/CHTTP2", cSettings: [.define("_GNU_SOURCE")]),
+    .target(name: "NetMonitor", dependencies: ["ElfHook", "CNetMonitor", "CHTTP2"]),
     // The OpenTelemetry protocol's messages (common, resource, trace, metrics and the collector's
     // export requests), generated once by scripts/generate-otlp-protos and committed.
     .target(name: "OTLPProto", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -111,6 +113,7 @@ let package = Package(
     // Instructions per HTTP exchange spent in the head parser (Benchmarks/http-parse/main.swift).
     .executableTarget(name: "http-parse", dependencies: ["NetMonitor"], path: "Benchmarks/http-parse"),
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
+    .testTarget(name: "HTTP2ReaderTests", dependencies: ["CHTTP2"]),
     .testTarget(
       name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor", "OTLPProto"],
       exclude: ["Support/otlp_receiver.py"]),
@@ -124,7 +127,8 @@ let package = Package(
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: [
         "Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c",
-        "Support/split_thread_client.c", "Support/hold_send.c",
+        "Support/split_thread_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
+        "Support/grpc_calls.py",
       ]),
   ]
 )

@@ -27,8 +27,16 @@ struct InspectCommand: ParsableCommand {
       "address","value","points_into","hooked"}]}]}. Every key is always present; numbers that are \
       addresses are hex strings ("0x4018"); values that do not apply are null.
 
+      With --function NAME (repeatable, BINARY only), adds one row per function: where it is (its \
+      address and size), which symbol table names it (.dynsym: exported; .symtab: not exported, gone \
+      once stripped), whether a GOT slot reaches it (other images' calls to an exported function go \
+      through their GOT; the image's own calls only when it has a slot for its own symbol, otherwise \
+      they are direct and only an inline hook reaches them), and whether an inline hook (elfhook_attach) \
+      could patch its first instructions, or the status and reason it would be refused.
+
       Examples:
         elfhook inspect /usr/bin/curl
+        elfhook inspect --function SSL_read --function SSL_write /usr/bin/node
         elfhook inspect --deps --data-pointers /usr/lib/x86_64-linux-gnu/libssl.so.3
         elfhook inspect --json --pid $(pgrep -n nginx)
       """
@@ -45,6 +53,13 @@ struct InspectCommand: ParsableCommand {
     help: "Also list symbol-bearing absolute pointers in data (R_X86_64_64, R_AARCH64_ABS64).")
   var dataPointers = false
 
+  @Option(
+    name: .customLong("function"),
+    help: ArgumentHelp(
+      "Also say where this function is, whether a GOT slot reaches it and whether an inline hook can attach to it (repeatable; BINARY only).",
+      valueName: "NAME"))
+  var functions: [String] = []
+
   @Option(help: ArgumentHelp("Inspect the ELF images mapped by this running process.", valueName: "PID"))
   var pid: Int32?
 
@@ -56,6 +71,7 @@ struct InspectCommand: ParsableCommand {
     if pid != nil && binary != nil { throw ValidationError("Give either a BINARY or --pid PID, not both.") }
     if let pid, pid <= 0 { throw ValidationError("--pid must be a positive process id.") }
     if pid != nil && deps { throw ValidationError("--deps applies to a BINARY, not to --pid.") }
+    if pid != nil && !functions.isEmpty { throw ValidationError("--function applies to a BINARY, not to --pid.") }
   }
 
   func run() throws {
@@ -76,6 +92,7 @@ struct InspectCommand: ParsableCommand {
       var image = ImageReport(path: binary, file: file)
       image.slots = file.importSlots.filter { dataPointers || $0.kind != .absolute }.map { SlotReport(slot: $0) }
       if deps { image.dependencies = LibraryResolver().resolveAll(root: file) }
+      image.functions = functions.map { FunctionReport(name: $0, path: binary, file: file) }
       report = InspectReport(images: [image])
     } else {
       return

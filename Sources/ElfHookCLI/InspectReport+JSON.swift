@@ -29,7 +29,25 @@ extension ImageReport {
     fields.append(
       ("dependencies", dependencies.map { "[" + $0.map { $0.jsonText() }.joined(separator: ",") + "]" } ?? "null"))
     fields.append(("slots", "[" + slots.map { $0.jsonText() }.joined(separator: ",") + "]"))
+    fields.append(("functions", "[" + functions.map { $0.jsonText() }.joined(separator: ",") + "]"))
     return JSONText.object(fields)
+  }
+}
+
+extension FunctionReport {
+  func jsonText() -> String {
+    let found = inspection
+    return JSONText.object([
+      ("name", JSONText.string(name)),
+      ("error", JSONText.optional(error)),
+      ("address", JSONText.optional(found.map { hex($0.address) })),
+      ("size", found.map { String($0.size) } ?? "null"),
+      ("symbol_table", JSONText.optional(found.map { $0.isExported ? "dynsym" : "symtab" })),
+      ("local", found.map { $0.isLocal ? "true" : "false" } ?? "null"),
+      ("got_reaches", JSONText.optional(gotReaches)),
+      ("attachable", found.map { $0.isAttachable ? "true" : "false" } ?? "null"),
+      ("refusal", JSONText.optional(found?.refusal?.description)),
+    ])
   }
 }
 

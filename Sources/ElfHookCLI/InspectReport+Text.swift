@@ -18,6 +18,10 @@ extension InspectReport {
 
 extension ImageReport {
   func textLines(showRuntime: Bool) -> [String] {
+    imageLines(showRuntime: showRuntime) + (file == nil ? [] : functionLines())
+  }
+
+  private func imageLines(showRuntime: Bool) -> [String] {
     guard let file else { return ["\(path): cannot inspect: \(error ?? "unknown error")"] }
     var kind = file.header.typeName
     if file.isPIE { kind += " (PIE)" }
@@ -68,6 +72,32 @@ extension ImageReport {
       lines.append("  " + cells.joined(separator: "  "))
     }
     return lines
+  }
+}
+
+extension ImageReport {
+  /// The `--function` rows: where, which symbol table, GOT reach, inline hook.
+  func functionLines() -> [String] {
+    guard !functions.isEmpty else { return [] }
+    var rows = [["FUNCTION", "ADDRESS", "SIZE", "SYMBOLS", "GOT SLOT REACHES IT", "INLINE HOOK"]]
+    for function in functions {
+      guard let found = function.inspection else {
+        rows.append([printable(function.name), "-", "-", "-", "-", function.error ?? "?"])
+        continue
+      }
+      let table = found.isExported ? ".dynsym" : found.isLocal ? ".symtab (static)" : ".symtab"
+      let inline = found.refusal.map { "refused: \($0.description)" } ?? "attachable"
+      rows.append([
+        printable(function.name), hex(found.address), found.size == 0 ? "?" : String(found.size), table,
+        function.gotText, printable(inline),
+      ])
+    }
+    let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    return ["  functions:"] + rows.map { row in
+      "  " + row.enumerated().map { index, cell in
+        index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+      }.joined(separator: "  ")
+    }
   }
 }
 

@@ -17,7 +17,11 @@ import ElfHook
 ///                "type": "R_X86_64_JUMP_SLOT", "kind": "jump_slot|glob_dat|abs",
 ///                "offset": "0x4018", "relro": true,
 ///                "address": null | "0x…", "value": null | "0x…", "points_into": null | "/usr/lib/…/libc.so.6",
-///                "hooked": null | false}]}]}
+///                "hooked": null | false}],
+///     "functions": [{"name": "SSL_read", "error": null | "why it could not be inspected",
+///                    "address": null | "0x…", "size": null | 123, "symbol_table": null | "dynsym|symtab",
+///                    "local": null | false, "got_reaches": null | "all|other_images|none",
+///                    "attachable": null | true, "refusal": null | "ELFHOOK_ERR_…: why"}]}]}
 /// ```
 /// In a report of an image that failed (`error` not null) the other image keys are `null` and
 /// `needed`/`slots` are empty.
@@ -34,6 +38,43 @@ struct ImageReport {
   var loadBias: UInt64?
   var dependencies: [DependencyReport]?
   var slots: [SlotReport] = []
+  var functions: [FunctionReport] = []
+}
+
+/// One `--function`: the engine's inspection of it, and whether a GOT slot reaches it.
+struct FunctionReport {
+  var name: String
+  var inspection: FunctionInspection?
+  /// Why the function could not be inspected (not found, not this architecture).
+  var error: String?
+  /// "all", "other_images", or "none": which calls a GOT slot reaches.
+  var gotReaches: String?
+
+  init(name: String, path: String, file: ElfFile) {
+    self.name = name
+    do {
+      let inspection = try FunctionInspection(symbol: name, inFile: path)
+      self.inspection = inspection
+      if !inspection.isExported {
+        gotReaches = "none"
+      } else {
+        // The image's own calls go through its GOT only when it imports its own symbol.
+        let ownSlot = file.importSlots.contains { $0.symbol == name && $0.kind != .absolute }
+        gotReaches = ownSlot ? "all" : "other_images"
+      }
+    } catch {
+      self.error = error.description
+    }
+  }
+
+  var gotText: String {
+    switch gotReaches {
+    case "all": return "yes: every call (the image's own through its own slot)"
+    case "other_images": return "other images' calls only; the image's own are direct"
+    case "none": return "no (not exported)"
+    default: return "-"
+    }
+  }
 }
 
 struct DependencyReport {

@@ -41,7 +41,7 @@ struct HTMLReportTests {
     #expect(htmlEscaped("a&b<c>\"d\"'e'\u{1}") == "a&amp;b&lt;c&gt;&quot;d&quot;&#39;e&#39;\u{FFFD}")
   }
 
-  @Test("connections whose TLS or HTTP/2 elfhook cannot read have cards, as the terminal summary has lines")
+  @Test("connections whose TLS or HTTP elfhook cannot read have cards, as the terminal summary has lines")
   func undecodedTLSCard() {
     func connection(_ id: UInt64, tlsBytes: UInt64?) -> Transaction {
       .connection(
@@ -57,11 +57,13 @@ struct HTMLReportTests {
     #expect(undecoded.contains("not OpenSSL (GnuTLS, Node, Java…): their HTTP is not seen"))
     let decoded = HTMLReport.render([connection(1, tlsBytes: 100), connection(2, tlsBytes: 100)], title: "tls")
     #expect(!decoded.contains("TLS not read"))
-    #expect(!decoded.contains("HTTP/2 not read"))
+    #expect(!decoded.contains("HTTP read part way"))
     guard case .connection(var http2) = connection(3, tlsBytes: 100) else { return }
     http2.tlsALPN = "h2"
+    http2.httpError = "HTTP/2: bad HPACK index"
     let page = HTMLReport.render([.connection(http2), connection(4, tlsBytes: 100)], title: "tls")
-    #expect(page.contains(#"<div class="label">HTTP/2 not read</div><div class="value">1</div>"#))
+    #expect(page.contains(#"<div class="label">HTTP read part way</div><div class="value">1</div>"#))
+    #expect(page.contains("HTTP/2: bad HPACK index"))
   }
 
   @Test(

@@ -249,4 +249,40 @@ struct InspectTests {
       #expect(help.stdout.contains("elfhook inspect"))
     }
   }
+
+  /// `--function` on the inline fixture program: a static function (attachable, no GOT slot), the
+  /// refused prologues with their status, a missing name; the same file stripped loses its statics.
+  @Test("--function says where a function is, whether a GOT slot reaches it and whether it can be attached")
+  func functions() throws {
+    let directory = try InlineHookFixtureTests.build(InlineHookFixtureTests.Variant.all[0], programs: ["inline_main"])
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let program = directory.appendingPathComponent("inline_main").path
+    let library = directory.appendingPathComponent("libinline.so").path
+    let arguments = ["--function", "secret_double", "--function", "asm_unknown", "--function", "asm_loop_entry",
+                     "--function", "no_such_function"]
+    let table = try Support.run(try elfhook(), ["inspect"] + arguments + [program])
+    #expect(table.status == 0, "\(table.stderr)")
+    let rows = table.stdout.split(separator: "\n").map(String.init)
+    #expect(rows.contains { $0.contains("secret_double") && $0.contains(".symtab (static)") && $0.contains("no (not exported)") && $0.hasSuffix("attachable") })
+    #expect(rows.contains { $0.contains("asm_unknown") && $0.contains("refused: ELFHOOK_ERR_UNKNOWN_INSTRUCTION") && $0.contains("byte 0xc5") })
+    #expect(rows.contains { $0.contains("asm_loop_entry") && $0.contains("ELFHOOK_ERR_JUMP_INTO_PATCH") })
+    #expect(rows.contains { $0.contains("no_such_function") && $0.contains("ELFHOOK_ERR_SYMBOL_NOT_FOUND") })
+
+    let exported = try Support.run(try elfhook(), ["inspect", "--json", "--function", "inline_add", library])
+    let image = try #require((try json(exported.stdout)["images"] as? [[String: Any]])?.first)
+    let function = try #require((image["functions"] as? [[String: Any]])?.first)
+    #expect(function["symbol_table"] as? String == "dynsym")
+    #expect(function["got_reaches"] as? String == "other_images", "libinline's own call to inline_add is direct")
+    #expect(function["attachable"] as? Bool == true)
+    #expect(function["refusal"] is NSNull)
+
+    let stripped = directory.appendingPathComponent("inline_main_stripped").path
+    try FileManager.default.copyItem(atPath: program, toPath: stripped)
+    #expect(try Support.run("/usr/bin/strip", ["--strip-all", stripped]).status == 0)
+    let gone = try Support.run(try elfhook(), ["inspect", "--function", "secret_double", stripped])
+    #expect(gone.stdout.contains("ELFHOOK_ERR_SYMBOL_NOT_FOUND"), "\(gone.stdout)")
+
+    let withPid = try Support.run(try elfhook(), ["inspect", "--pid", "1", "--function", "x"])
+    #expect(withPid.status == 64)
+  }
 }

@@ -11,12 +11,12 @@ struct RecordEncodingTests {
     .connection: commonKeys + [
       "id", "role", "transport", "host", "peer_address", "peer_port", "dns_ms", "connect_ms",
       "tls_ms", "tls_version", "tls_alpn", "bytes_sent", "bytes_received", "tls_bytes_sent",
-      "tls_bytes_received", "http_exchanges", "error",
+      "tls_bytes_received", "http_exchanges", "http_error", "error",
     ],
     .http: commonKeys + [
       "connection_id", "scheme", "method", "host", "target", "status", "ttfb_ms", "request_bytes",
-      "response_bytes", "response_complete", "reused_connection", "role", "peer_address", "peer_port", "dns_ms", "connect_ms",
-      "tls_ms", "tls_version",
+      "response_bytes", "response_complete", "reused_connection", "protocol", "stream_id", "grpc_status",
+      "grpc_message", "role", "peer_address", "peer_port", "dns_ms", "connect_ms", "tls_ms", "tls_version",
     ],
   ]
 
@@ -59,15 +59,15 @@ struct RecordEncodingTests {
     )
     #expect(
       Transaction.connection(RecordSamples.connection).jsonLine()
-        == #"{"kind":"connection","pid":4242,"process":"curl","start_unix_ns":1767225600135000000,"duration_ms":250.75,"id":7,"role":"client","transport":"tcp","host":"example.com","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3","tls_alpn":null,"bytes_sent":517,"bytes_received":5120,"tls_bytes_sent":78,"tls_bytes_received":1256,"http_exchanges":1,"error":null}"#
+        == #"{"kind":"connection","pid":4242,"process":"curl","start_unix_ns":1767225600135000000,"duration_ms":250.75,"id":7,"role":"client","transport":"tcp","host":"example.com","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3","tls_alpn":null,"bytes_sent":517,"bytes_received":5120,"tls_bytes_sent":78,"tls_bytes_received":1256,"http_exchanges":1,"http_error":null,"error":null}"#
     )
     #expect(
       Transaction.connection(RecordSamples.refused).jsonLine()
-        == #"{"kind":"connection","pid":99,"process":"python3","start_unix_ns":1767225600000000001,"duration_ms":0.25,"id":8,"role":"client","transport":"tcp","host":null,"peer_address":"127.0.0.1","peer_port":9,"dns_ms":null,"connect_ms":0.25,"tls_ms":null,"tls_version":null,"tls_alpn":null,"bytes_sent":0,"bytes_received":0,"tls_bytes_sent":null,"tls_bytes_received":null,"http_exchanges":0,"error":{"call":"connect","code":"ECONNREFUSED","message":"Connection refused"}}"#
+        == #"{"kind":"connection","pid":99,"process":"python3","start_unix_ns":1767225600000000001,"duration_ms":0.25,"id":8,"role":"client","transport":"tcp","host":null,"peer_address":"127.0.0.1","peer_port":9,"dns_ms":null,"connect_ms":0.25,"tls_ms":null,"tls_version":null,"tls_alpn":null,"bytes_sent":0,"bytes_received":0,"tls_bytes_sent":null,"tls_bytes_received":null,"http_exchanges":0,"http_error":null,"error":{"call":"connect","code":"ECONNREFUSED","message":"Connection refused"}}"#
     )
     #expect(
       Transaction.http(RecordSamples.http).jsonLine()
-        == #"{"kind":"http","pid":4242,"process":"curl","start_unix_ns":1767225600197000000,"duration_ms":180.5,"connection_id":7,"scheme":"https","method":"GET","host":"example.com","target":"/search?q=swift&access_token=REDACTED","status":200,"ttfb_ms":150.25,"request_bytes":78,"response_bytes":1256,"response_complete":true,"reused_connection":false,"role":"client","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3"}"#
+        == #"{"kind":"http","pid":4242,"process":"curl","start_unix_ns":1767225600197000000,"duration_ms":180.5,"connection_id":7,"scheme":"https","method":"GET","host":"example.com","target":"/search?q=swift&access_token=REDACTED","status":200,"ttfb_ms":150.25,"request_bytes":78,"response_bytes":1256,"response_complete":true,"reused_connection":false,"protocol":null,"stream_id":null,"grpc_status":null,"grpc_message":null,"role":"client","peer_address":"93.184.215.14","peer_port":443,"dns_ms":12.345,"connect_ms":20.001,"tls_ms":41.2,"tls_version":"TLSv1.3"}"#
     )
   }
 

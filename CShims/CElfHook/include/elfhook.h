@@ -72,7 +72,16 @@ typedef enum elfhook_status {
   ELFHOOK_ERR_MALFORMED_IMAGE = -4,  /* the image's dynamic section is inconsistent */
   ELFHOOK_ERR_PROTECTION = -5,       /* mprotect of a RELRO page failed */
   ELFHOOK_ERR_UNRESOLVED = -6,       /* the original of a lazy slot could not be resolved */
-  ELFHOOK_ERR_UNKNOWN_HANDLE = -7,   /* the handle was already removed */
+  ELFHOOK_ERR_UNKNOWN_HANDLE = -7,   /* the handle or attachment was already removed */
+  /* Inline hooks (elfhook_attach): the function is left byte-for-byte unchanged after these. */
+  ELFHOOK_ERR_SYMBOL_NOT_FOUND = -8,      /* no matching image defines the function (stripped?) */
+  ELFHOOK_ERR_UNKNOWN_INSTRUCTION = -9,   /* the prologue holds an instruction the decoder does not
+                                             know or cannot move (AVX, syscall, loop, int3…) */
+  ELFHOOK_ERR_FUNCTION_TOO_SHORT = -10,   /* the function ends before the 5 bytes the patch needs */
+  ELFHOOK_ERR_JUMP_INTO_PATCH = -11,      /* a displaced instruction jumps back into the patched bytes */
+  ELFHOOK_ERR_OUT_OF_RANGE = -12,         /* no trampoline could be placed where the patch's jump and
+                                             the moved PC-relative operands reach (x86_64 ±2 GB,
+                                             aarch64 ±128 MB) */
 } elfhook_status;
 
 /* A readable name for a status: "ELFHOOK_ERR_PROTECTION". Never NULL. */
@@ -176,6 +185,89 @@ ELFHOOK_EXPORT int elfhook_rebind_image(const void *header, intptr_t slide,
  * chain in any order of removal.
  */
 ELFHOOK_EXPORT int elfhook_unbind(elfhook_handle *handle);
+
+/* ---------------------------------------------------------------------------------------------
+ * Inline hooks: the functions no GOT slot reaches
+ *
+ * A GOT slot exists only for a call from one image into another. A call inside one image (a
+ * statically linked library, a library calling its own function, a static function) goes straight
+ * to the function. An attachment patches the function's first instructions with a jump to the
+ * replacement; `original` receives a trampoline holding the displaced instructions, relocated, and
+ * a jump back, so it calls the function as it was.
+ *
+ * Safety while other threads run the function. On x86_64 the patch is a 5-byte `jmp rel32` to a stub
+ * near the function, written as one aligned 8-byte store when it fits in one, otherwise behind an
+ * int3 staged on its first byte; a thread that was stopped between the displaced instructions
+ * resumes on a trap byte the patch leaves there and is moved into the trampoline by the engine's
+ * SIGTRAP/SIGILL handler (inline_x86_64.c explains the scheme). On aarch64 the patch is one `b`
+ * instruction, one aligned 4-byte store, followed by the instruction cache maintenance
+ * (inline_aarch64.c). Code pages are writable only during the write and get back their exact
+ * protection. A prologue that cannot be moved safely is refused with a status naming
+ * why (ELFHOOK_ERR_UNKNOWN_INSTRUCTION, _FUNCTION_TOO_SHORT, _JUMP_INTO_PATCH, _OUT_OF_RANGE) and
+ * the function is left untouched.
+ *
+ * Attach twice to one function and the attachments chain, newest first: the newest replacement
+ * runs first and its `original` calls the one attached before it. Detach in any order: the chain
+ * is mended (the attachment above a detached one gets its original), and the last detach puts
+ * back the function's original bytes. Trampolines are kept for the life of the process (a thread
+ * may still be running in one), and reused when the same function is attached again.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct elfhook_attachment elfhook_attachment;
+
+/*
+ * Attaches `replacement` to the function at `function` (an address inside no PLT: the function's
+ * own code, as dlsym or a symbol table gives it). `*original`, when `original` is not NULL,
+ * receives what calls the function as it was (or the previous attachment); the engine keeps it
+ * current while the chain changes, so it must stay valid until the attachment is detached. `*out`
+ * receives the attachment (NULL allowed when it is never detached). The function's size is taken
+ * from .dynsym/.symtab when a symbol starts there, to refuse a function shorter than the patch.
+ * Returns 0 or a negative elfhook_status; elfhook_last_error() names the function, its image and
+ * the instruction byte that could not be relocated.
+ */
+ELFHOOK_EXPORT int elfhook_attach(void *function, void *replacement, void **original,
+                                  elfhook_attachment **out);
+
+/*
+ * Like elfhook_attach, for the function named `symbol`, found in the .dynsym of a loaded image or,
+ * when not exported, in the .symtab of the image's file (read directly: mapped read-only, every
+ * offset checked; no libelf). `image_pattern` is an fnmatch(3) pattern matched against the image's
+ * full path and its file name ("libssl.so*"); NULL means every image. The first match in link-map
+ * order (the main program first) is attached; later images are not looked at. IFUNC symbols are
+ * refused (attach to the implementation dlsym returns instead). A stripped file has no .symtab: its
+ * unexported functions give ELFHOOK_ERR_SYMBOL_NOT_FOUND.
+ */
+ELFHOOK_EXPORT int elfhook_attach_symbol(const char *image_pattern, const char *symbol, void *replacement,
+                                         void **original, elfhook_attachment **out);
+
+/*
+ * Detaches and frees an attachment. Later attachments to the same function stay, in their chain;
+ * when it was the last one, the function's first bytes are restored exactly. Returns
+ * ELFHOOK_ERR_UNKNOWN_HANDLE for an attachment already detached (or never returned by attach).
+ */
+ELFHOOK_EXPORT int elfhook_detach(elfhook_attachment *attachment);
+
+/* What elfhook_inspect_function found. */
+typedef struct elfhook_function_info {
+  uint64_t address;   /* st_value: the link-time address (a loaded image adds its load bias) */
+  uint64_t size;      /* st_size; 0 when unknown */
+  int in_dynsym;      /* exported (.dynsym); 0: found in .symtab only */
+  int is_local;       /* STB_LOCAL: a static function */
+  int is_ifunc;       /* an IFUNC resolver (refused by elfhook_attach_symbol) */
+  int attachable;     /* ELFHOOK_OK when elfhook_attach could patch it, else the status it would refuse with */
+  char reason[256];   /* the refusal's text, as elfhook_last_error() would give it; empty when attachable */
+} elfhook_function_info;
+
+/*
+ * Looks `symbol` up in the ELF file at `path` (.dynsym, then .symtab; read directly, mapped
+ * read-only, every offset checked) and checks whether elfhook_attach could patch its first
+ * instructions: the same decoding and refusals, read from the file, without placing a stub or
+ * writing anything (so ELFHOOK_ERR_OUT_OF_RANGE, which depends on the process, is never reported).
+ * Files of the engine's own architecture only. Returns ELFHOOK_OK with *info filled,
+ * ELFHOOK_ERR_SYMBOL_NOT_FOUND, or ELFHOOK_ERR_MALFORMED_IMAGE (not a 64-bit ELF file of this
+ * architecture, or the symbol lies in no segment). `elfhook inspect --function` prints it.
+ */
+ELFHOOK_EXPORT int elfhook_inspect_function(const char *path, const char *symbol, elfhook_function_info *info);
 
 /* Counters for tests and benchmarks. */
 typedef struct elfhook_statistics {

@@ -145,6 +145,10 @@ void eh_protection_map_free(eh_protection_map *map);
 void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh_slot *slot,
                           void *value);
 
+/* The function a non-PIE executable's canonical PLT entry at `address` stands for (what `&function`
+ * gives in such a program), or NULL when `address` is no canonical PLT entry. */
+void *eh_resolve_canonical_plt(eh_registry *registry, uintptr_t address);
+
 /* ---- rebind.c / dlopen_hook.c: images loaded later ---------------------------------------------- */
 
 /* The real dlopen: dlopen itself until the engine's own dlopen hook is installed, then the
@@ -169,6 +173,69 @@ int eh_sync_and_absorb(void);
 /* ---- lock.c ---------------------------------------------------------------------------------------- */
 void eh_lock(void);
 void eh_unlock(void);
+
+
+/* ---- x86_decode.c: instruction lengths for relocating a prologue (x86_64 only) ------------------- */
+
+typedef enum eh_x86_kind {
+  EH_X86_PLAIN = 0,     /* copied as it is (after fixing a RIP-relative displacement, if any) */
+  EH_X86_JMP,           /* EB rel8, E9 rel32 */
+  EH_X86_JCC,           /* 7x rel8, 0F 8x rel32 */
+  EH_X86_CALL,          /* E8 rel32 */
+  EH_X86_RET,           /* C3, C2 imm16 */
+  EH_X86_INDIRECT_JMP,  /* FF /4, FF /5 */
+  EH_X86_INDIRECT_CALL, /* FF /2, FF /3 */
+} eh_x86_kind;
+
+typedef struct eh_x86_insn {
+  uint8_t length;
+  uint8_t opcode, opcode2;  /* opcode2: the second byte after 0F */
+  eh_x86_kind kind;
+  uint8_t condition;        /* jcc: the low nibble of the opcode */
+  int8_t branch_offset;     /* where the rel8/rel32 sits */
+  uint8_t branch_size;      /* 1 or 4; 0 when not a relative branch */
+  int8_t rip_disp_offset;   /* where a RIP-relative disp32 sits, or -1 */
+  uintptr_t target;         /* a relative branch's or RIP-relative operand's absolute address */
+} eh_x86_insn;
+
+/* Decodes the instruction at `code` (at most `available` bytes readable). Returns its length, or
+ * -1 when the decoder does not know it (the caller refuses to relocate it). */
+int eh_x86_decode(const uint8_t *code, size_t available, eh_x86_insn *insn);
+
+/* ---- symbol_file.c: a symbol from an image's .dynsym or, read from its file, .symtab ------------- */
+
+typedef struct eh_symbol {
+  uintptr_t address; /* load bias applied */
+  size_t size;       /* st_size; 0 when unknown */
+  bool from_symtab;  /* found in the file's .symtab, not the loaded .dynsym */
+  bool is_ifunc;
+  bool is_local;
+} eh_symbol;
+
+/* Looks `name` up in the image's .dynsym, then in its file's .symtab (mapped read-only, every
+ * offset checked against the file's size). Functions only (STT_FUNC, STT_GNU_IFUNC), defined.
+ * Returns ELFHOOK_OK, ELFHOOK_ERR_SYMBOL_NOT_FOUND (no error text set: the caller says it). */
+int eh_find_function_symbol(const eh_image *image, const char *name, eh_symbol *symbol);
+/* The size of the function that starts exactly at `address`, from .dynsym/.symtab; 0 if unknown. */
+size_t eh_function_size_at(const eh_image *image, uintptr_t address);
+
+/* Checks whether the function whose first bytes are at `code` (`available` of them readable, `size`
+ * its symbol's or 0) could be attached: the decoding and refusals of eh_arch_prepare_site, nothing
+ * placed or written. ELFHOOK_OK, or the refusal's status and error text. (inline_x86_64.c,
+ * inline_aarch64.c) */
+int eh_arch_check_prologue(const uint8_t *code, size_t available, size_t size, const char *what);
+
+/* ---- inline_hook.c ------------------------------------------------------------------------------- */
+
+/* An image was unloaded: the inline hooks on its functions are forgotten (never written again). */
+void eh_inline_forget_image(const eh_image *image);
+
+/* ---- slot_write.c, for code pages ------------------------------------------------------------------ */
+
+/* The protection the page holding `address` has now, from /proc/self/maps; -1 with error text. */
+int eh_page_protection(uintptr_t address);
+/* Reads every mapping of the process (sorted by address, as /proc/self/maps lists them). */
+int eh_protection_map_load(eh_protection_map *map);
 
 #pragma GCC visibility pop
 

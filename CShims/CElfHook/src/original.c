@@ -69,3 +69,21 @@ void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh
   }
   return found;
 }
+
+void *eh_resolve_canonical_plt(eh_registry *registry, uintptr_t address) {
+  for (size_t i = 0; i < registry->count; i++) {
+    const eh_image *image = registry->images[i];
+    if (!image->has_canonical_plt || !eh_image_is_canonical_plt(image, address)) continue;
+    for (uint32_t s = 1; s < image->symbol_count; s++) {
+      const ElfW(Sym) *symbol = &image->symtab[s];
+      if (symbol->st_shndx != SHN_UNDEF || image->load_bias + symbol->st_value != address ||
+          symbol->st_name >= image->strsz)
+        continue;
+      eh_slot slot = {.symbol_index = s, .name = image->strtab + symbol->st_name};
+      void *found = look_up(registry, image, &slot);
+      dlerror();
+      return found;
+    }
+  }
+  return NULL;
+}

@@ -302,6 +302,7 @@ int eh_sync_and_absorb(void) {
 }
 
 void eh_forget_image(const eh_image *image) {
+  eh_inline_forget_image(image);
   for (elfhook_handle *handle = oldest_handle; handle; handle = handle->next) {
     size_t kept = 0;
     for (size_t b = 0; b < handle->binding_count; b++) {

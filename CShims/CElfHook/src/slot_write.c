@@ -169,3 +169,15 @@ int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, vo
   __atomic_store_n(slot, value, __ATOMIC_RELEASE);
   return ELFHOOK_OK;
 }
+
+int eh_protection_map_load(eh_protection_map *map) { return load_protections(map); }
+
+int eh_page_protection(uintptr_t address) {
+  eh_protection_map map = {0};
+  int status = load_protections(&map);
+  int protection = status == ELFHOOK_OK ? protection_of(&map, address) : status;
+  eh_protection_map_free(&map);
+  if (protection == -1)
+    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "%p is not in /proc/self/maps", (void *)address);
+  return protection;
+}

@@ -25,6 +25,13 @@ static inline void cnm_store_u32(uint32_t *field, uint32_t value) { __atomic_sto
 static inline bool cnm_exchange_u32(uint32_t *field, uint32_t *expected, uint32_t value) {
   return __atomic_compare_exchange_n(field, expected, value, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+/* The same on 64-bit words: the state of an HTTP/2 stream (H2Streams.swift) and the link from a
+ * connection to its HTTP/2 state. */
+static inline void cnm_store_u64(uint64_t *field, uint64_t value) { __atomic_store_n(field, value, __ATOMIC_RELEASE); }
+static inline bool cnm_exchange_u64(uint64_t *field, uint64_t *expected, uint64_t value) {
+  return __atomic_compare_exchange_n(field, expected, value, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static inline uint32_t cnm_increment_u32(uint32_t *field) { return __atomic_fetch_add(field, 1, __ATOMIC_RELAXED); }
 /* Sets *field to `value` if it is 0; returns true when this call set it (first byte, first call). */
 static inline bool cnm_set_once_u64(uint64_t *field, uint64_t value) {
   uint64_t expected = 0;
@@ -278,6 +285,23 @@ extern size_t cnm_slot_size;
 /* Maps the table for every descriptor the process may open (RLIMIT_NOFILE's hard limit, at most
  * 1 Mi) with entries of `slot_size` bytes. Returns false when the memory cannot be mapped. */
 bool cnm_table_set_up(size_t slot_size);
+
+/* ---- HTTP/2 connection states (h2_pool.c) --------------------------------------------------------
+ * An HTTP/2 connection's readers, HPACK tables and streams take ~200 KB, far more than the table's
+ * entries can carry for every descriptor: they come from a pool, mapped once (MAP_NORESERVE: a page
+ * is memory only once a connection touches it) and taken when a connection is found to speak
+ * HTTP/2. Taking and giving back never block: a bitmap changed with atomic operations. */
+#define CNM_H2_POOL_CAPACITY 1024u
+/* Maps the pool for entries of `entry_size` bytes (once; later calls do nothing). False when the
+ * memory cannot be mapped. */
+bool cnm_h2_pool_set_up(size_t entry_size);
+/* A free entry (its bytes as the last connection left them), or NULL when all are taken or the pool
+ * was never set up. `generation` gets a number no other taking of any entry got. */
+void *cnm_h2_pool_take(uint32_t *generation);
+/* Gives an entry taken back. */
+void cnm_h2_pool_give_back(void *entry);
+/* Entries taken now. */
+uint32_t cnm_h2_pool_in_use(void);
 
 /* ---- the lines an exchange touches, prefetched before the receiving system call -----------------
  * A server's entry is cold by the time its connection's next request comes: the kernel's work for

@@ -107,6 +107,18 @@ struct ExportMetrics: Codable, Sendable {
     add(record.durationMs / 1000, to: isClient ? .httpClientDuration : .httpServerDuration, list, transaction)
     add(Double(record.requestBytes), to: isClient ? .httpClientRequestSize : .httpServerRequestSize, list, transaction)
     add(Double(record.responseBytes), to: isClient ? .httpClientResponseSize : .httpServerResponseSize, list, transaction)
+    if let call = GRPCCall(record) {
+      var rpc = AttributeList()
+      rpc.add("rpc.system", "grpc")
+      rpc.add("rpc.service", call.service)
+      rpc.add("rpc.method", call.method)
+      rpc.add("rpc.grpc.status_code", call.status)
+      if isClient {
+        rpc.add("server.address", server.address)
+        rpc.add("server.port", server.port)
+      }
+      add(record.durationMs, to: isClient ? .rpcClientDuration : .rpcServerDuration, rpc, transaction)
+    }
     if let ttfb = record.ttfbMs {
       var withRole = list
       withRole.add("elfhook.role", role.rawValue)

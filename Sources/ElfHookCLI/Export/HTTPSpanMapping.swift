@@ -32,6 +32,13 @@ import NetMonitor
 /// at the first of them, so that a trace view shows the whole wait. (`duration_ms` and the
 /// duration histograms stay the exchange's own.) A reused connection's request has no children.
 ///
+/// **gRPC calls** (an HTTP/2 stream with a `grpc_status`) follow the RPC conventions as of
+/// semantic conventions v1.37.0: the span is named `service/method` and carries `rpc.system` =
+/// `grpc`, `rpc.service`, `rpc.method` and `rpc.grpc.status_code`; a client's call with any
+/// status but OK, and a server's with UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL,
+/// UNAVAILABLE or DATA_LOSS, has `error.type` = the status code and span status `ERROR`.
+/// `network.protocol.version` is the record's (`1.0`, `1.1`, `2`).
+///
 /// **Ids.** Each record is its own trace; ids come from ``SpanIdentity``, so a resend repeats them.
 enum HTTPSpanMapping {
   /// The request methods the conventions know; any other is `_OTHER`.
@@ -64,7 +71,8 @@ enum HTTPSpanMapping {
     var request = OTLPSpan()
     request.traceID = identity.traceId
     request.spanID = requestId
-    request.name = normalizedMethod(record.method)
+    let call = GRPCCall(record)
+    request.name = call.map { "\($0.service)/\($0.method)" } ?? normalizedMethod(record.method)
     request.kind = role == .server ? .server : .client
     request.startTimeUnixNano = start
     request.endTimeUnixNano = record.startUnixNs &+ nanoseconds(record.durationMs)
@@ -78,9 +86,24 @@ enum HTTPSpanMapping {
 
   /// `error.type` of an exchange, or `nil` when it succeeded (see the type's summary).
   static func errorType(of record: HTTPRecord, role: ConnectionRole) -> String? {
+    if let call = GRPCCall(record), call.status != 0 {
+      if role == .client || grpcServerErrors.contains(call.status) { return String(call.status) }
+    }
     guard let status = record.status else { return "no_response" }
     if status >= (role == .server ? 500 : 400) { return String(status) }
     return record.responseComplete == false ? "incomplete_response" : nil
+  }
+
+  /// The gRPC statuses that are a server's failure (the others are the caller's).
+  static let grpcServerErrors: Set<Int> = [2, 4, 12, 13, 14, 15]
+
+  /// `network.protocol.version` of the record's HTTP version (`1.1` when it is not known).
+  static func protocolVersion(of record: HTTPRecord) -> String {
+    switch record.httpProtocol {
+    case .http10: "1.0"
+    case .h2: "2"
+    case .http11, nil: "1.1"
+    }
   }
 
   /// `http.request.method`: the method, or `_OTHER` for one the conventions do not know.
@@ -130,7 +153,13 @@ enum HTTPSpanMapping {
     list.add("network.peer.address", record.peerAddress)
     list.add("network.peer.port", record.peerPort)
     list.add("network.protocol.name", "http")
-    list.add("network.protocol.version", "1.1")
+    list.add("network.protocol.version", protocolVersion(of: record))
+    if let call = GRPCCall(record) {
+      list.add("rpc.system", "grpc")
+      list.add("rpc.service", call.service)
+      list.add("rpc.method", call.method)
+      list.add("rpc.grpc.status_code", call.status)
+    }
     list.add("http.request.size", record.requestBytes)
     list.add("http.response.size", record.responseBytes)
     list.add("error.type", errorType(of: record, role: role))

@@ -41,6 +41,14 @@ struct MetricInstrument: Hashable, Sendable {
     "elfhook.http.server.request.size", "Bytes of the requests HTTP servers received, head and body.")
   static let httpServerResponseSize = size("elfhook.http.server.response.size", "Bytes of HTTP server responses, head and body.")
 
+  /// gRPC calls' durations, as the RPC conventions (v1.37.0) name them: in milliseconds.
+  static let rpcClientDuration = MetricInstrument(
+    name: "rpc.client.duration", unit: "ms", description: "Duration of outbound gRPC calls.",
+    boundaries: durationBoundaries.map { $0 * 1000 })
+  static let rpcServerDuration = MetricInstrument(
+    name: "rpc.server.duration", unit: "ms", description: "Duration of inbound gRPC calls.",
+    boundaries: durationBoundaries.map { $0 * 1000 })
+
   private static func duration(_ name: String, _ description: String) -> MetricInstrument {
     MetricInstrument(name: name, unit: "s", description: description, boundaries: durationBoundaries)
   }

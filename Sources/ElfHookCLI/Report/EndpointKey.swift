@@ -7,8 +7,13 @@ struct EndpointKey: Hashable, CustomStringConvertible {
   var host: HostKey
   var path: String
 
+  /// A gRPC call's endpoint is its service and method (`gRPC host:port test.Echo/Unary`).
   init(_ http: HTTPRecord) {
-    self.init(method: http.method, host: HostKey(http), path: Self.path(of: http.target))
+    if let call = GRPCCall(http) {
+      self.init(method: "gRPC", host: HostKey(http), path: call.service + "/" + call.method)
+    } else {
+      self.init(method: http.method, host: HostKey(http), path: Self.path(of: http.target))
+    }
   }
 
   init(method: String, host: HostKey, path: String) {
@@ -17,7 +22,8 @@ struct EndpointKey: Hashable, CustomStringConvertible {
     self.path = path
   }
 
-  /// `GET example.com:443/path`; `CONNECT example.com:443`; `OPTIONS example.com *`.
+  /// `GET example.com:443/path`; `CONNECT example.com:443`; `OPTIONS example.com *`;
+  /// `gRPC example.com:443 pkg.Service/Method`.
   var description: String { path.isEmpty || path.hasPrefix("/") ? "\(method) \(host)\(path)" : "\(method) \(host) \(path)" }
 
   /// The path of a request target: the origin form (`/a/b?q`) up to its query, or the path of an

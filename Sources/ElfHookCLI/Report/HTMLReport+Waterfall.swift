@@ -72,7 +72,7 @@ extension HTMLReport {
     }
     tooltip.append("total: \(Units.duration(phases.total))")
     if http.reusedConnection { tooltip.append("reused connection: no DNS, connect or TLS") }
-    let status = http.status.map(String.init) ?? "—"
+    let status = http.grpcStatus.map(GRPCCall.statusName) ?? http.status.map(String.init) ?? "—"
     let statusClass = http.isFailure ? "status bad" : (http.status ?? 0) >= 400 ? "status warn" : "status"
     return """
       <tr class="request\(http.isFailure ? " failed" : "")" data-start="\(number)" data-status="\(http.status ?? 0)" \

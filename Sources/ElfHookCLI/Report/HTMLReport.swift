@@ -133,9 +133,12 @@ enum HTMLReport {
           "not OpenSSL (GnuTLS, Node, Java…): their HTTP is not seen", false, true
         ))
     }
-    if summary.http2Connections > 0 {
+    if summary.unreadHTTPConnections > 0 {
       cards.append(
-        ("HTTP/2 not read", Units.count(summary.http2Connections), "TLS ALPN h2: HTTP/1.x only is read", false, true))
+        (
+          "HTTP read part way", Units.count(summary.unreadHTTPConnections), summary.firstHTTPError ?? "", false,
+          true
+        ))
     }
     let items = cards.map { card in
       "<div class=\"card\(card.bad ? " bad" : "")\"><div class=\"label\">\(card.label)</div>"

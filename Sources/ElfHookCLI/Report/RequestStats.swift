@@ -32,18 +32,21 @@ struct RequestStats {
 
 extension HTTPRecord {
   /// A server error (status 500 and above), no response at all (the connection failed or closed
-  /// first), or a response cut short. 4xx statuses are the client's answer, not a failure of the
-  /// exchange.
-  var isFailure: Bool { Self.isFailure(status: status, responseComplete: responseComplete) }
+  /// first), a response cut short, or a gRPC call that ended with any status but OK (as an
+  /// OpenTelemetry client span counts it). 4xx statuses are the client's answer, not a failure
+  /// of the exchange.
+  var isFailure: Bool { Self.isFailure(status: status, responseComplete: responseComplete, grpcStatus: grpcStatus) }
 
   /// Whether an exchange that ended with `status` (`nil`: no response) failed: the one rule for
   /// a decoded record and for one still in its slot.
-  static func isFailure(status: Int?, responseComplete: Bool?) -> Bool {
-    responseComplete == false || (status.map { $0 >= 500 } ?? true)
+  static func isFailure(status: Int?, responseComplete: Bool?, grpcStatus: Int? = nil) -> Bool {
+    responseComplete == false || (status.map { $0 >= 500 } ?? true) || (grpcStatus.map { $0 != 0 } ?? false)
   }
 }
 
 extension HTTPRecordView {
   /// ``HTTPRecord/isFailure`` of the record in the slot.
-  var isFailure: Bool { HTTPRecord.isFailure(status: status, responseComplete: responseComplete) }
+  var isFailure: Bool {
+    HTTPRecord.isFailure(status: status, responseComplete: responseComplete, grpcStatus: grpcStatus)
+  }
 }

@@ -24,11 +24,11 @@ func renderSummary(_ summary: TransactionSummary, width: Int, color: Bool) -> St
           + "is not OpenSSL: GnuTLS, Node, Java…): their TLS version and bytes are counted, their HTTP is not.",
         .yellow))
   }
-  if summary.http2Connections > 0 {
+  if summary.unreadHTTPConnections > 0 {
     lines.append(
       style.paint(
-        "\(plural(summary.http2Connections, "connection")) spoke HTTP/2 (TLS ALPN h2), which elfhook does not read: "
-          + "their TLS and bytes are counted, their requests are not (curl --http1.1 makes curl use HTTP/1.1).",
+        "\(plural(summary.unreadHTTPConnections, "connection")) stopped being read part way "
+          + "(\(summary.firstHTTPError ?? "")): their requests after that are recorded incomplete.",
         .yellow))
   }
   for section in [
@@ -179,9 +179,11 @@ func requestLabel(_ http: HTTPRecord) -> String {
   printable("\(http.method) \(RequestAddress(http).description)")
 }
 
-/// The status, red for a failure (5xx, or `-` when no response came).
+/// The status, red for a failure (5xx, or `-` when no response came); a gRPC call's own status
+/// by name (`OK`, `NOT_FOUND`).
 func statusCell(_ http: HTTPRecord) -> TextTable.Cell {
-  TextTable.Cell(http.status.map(String.init) ?? "-", http.isFailure ? .red : nil)
+  let text = http.grpcStatus.map(GRPCCall.statusName) ?? http.status.map(String.init) ?? "-"
+  return TextTable.Cell(text, http.isFailure ? .red : nil)
 }
 
 private func quantileCells(_ durations: DurationSamples) -> [TextTable.Cell] {

@@ -41,8 +41,10 @@ struct TransactionSummary {
   /// Connections whose TLS no hooked library decoded (their version read on the wire: GnuTLS,
   /// Node's or Java's own TLS, BoringSSL linked in): bytes and timings, no HTTP.
   private(set) var undecodedTLSConnections = 0
-  /// Connections whose TLS handshake chose HTTP/2 (ALPN `h2`): elfhook reads HTTP/1.x only.
-  private(set) var http2Connections = 0
+  /// Connections on which elfhook stopped reading HTTP part way (`http_error`), and the first
+  /// reason given.
+  private(set) var unreadHTTPConnections = 0
+  private(set) var firstHTTPError: String?
   /// DNS and connection failures, grouped by call and code.
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
   private(set) var slowest: SlowestRequests
@@ -156,7 +158,12 @@ struct TransactionSummary {
       host = HostKey(http)
       lastHost = (http.host, http.scheme, host)
     }
-    var endpoint = EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
+    var endpoint =
+      if let call = GRPCCall(http) {
+        EndpointKey(method: "gRPC", host: host, path: call.service + "/" + call.method)
+      } else {
+        EndpointKey(method: http.method, host: host, path: EndpointKey.path(of: http.target))
+      }
     if endpointStats.count >= Self.maximumEndpoints && !endpointStats.contains(endpoint) {
       endpoint.path = Self.otherPaths
     }
@@ -169,7 +176,10 @@ struct TransactionSummary {
     case .server: connectionsAccepted += 1
     }
     if connection.tlsVersion != nil && connection.tlsBytesSent == nil { undecodedTLSConnections += 1 }
-    if connection.tlsALPN == "h2" { http2Connections += 1 }
+    if let error = connection.httpError {
+      unreadHTTPConnections += 1
+      if firstHTTPError == nil { firstHTTPError = error }
+    }
     let host = HostKey(connection)
     if let host { hostStats.update(host, initial: HostStats()) { $0.add(connection) } }
     if let error = connection.error {

@@ -244,8 +244,17 @@ public struct HTTPStreamParser: Sendable {
   /// Stops parsing: the connection now carries another protocol (the other direction's parser reported
   /// ``HTTPStreamEvent/switchedProtocols``). The rest of the stream is ignored.
   public mutating func enterTunnel() {
-    if phase != .gaveUp { phase = .tunnel }
+    if phase != .gaveUp {
+      phase = .tunnel
+      scanBytes = 0
+    }
   }
+
+  /// Once the stream is a tunnel: where the tunnel's bytes begin in the bytes of the
+  /// ``feed(_:as:onEvent:)`` call that switched it (after a 101 or a CONNECT's 2xx head), or 0
+  /// when it was switched by ``enterTunnel()`` (at the next call's first byte). An HTTP/2 upgrade
+  /// (`Upgrade: h2c`) reads its frames from there.
+  public var tunnelStart: Int { phase == .tunnel ? Int(scanBytes) : 0 }
 
   // MARK: Message boundaries
 
@@ -329,6 +338,7 @@ public struct HTTPStreamParser: Sendable {
       completeMessage(at: index, segmentStart: &segmentStart, onEvent: onEvent)
       if switchesProtocols {
         phase = .tunnel
+        scanBytes = UInt32(truncatingIfNeeded: index)  // ``tunnelStart``
         report(.switchedProtocols, to: onEvent)
       }
     case .contentLength:

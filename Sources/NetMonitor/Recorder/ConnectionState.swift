@@ -24,6 +24,10 @@ struct ConnectionCore: BitwiseCopyable {
   var httpExchanges: UInt64 = 0
   /// The failed call (``HookedCall``) and its errno / SSL error; 0 when none.
   var errorCall: UInt8 = 0
+  /// Why HTTP stopped being read on this connection: a `ch2_status` (a malformed HTTP/2 frame or
+  /// header block), ``H2Traffic/poolExhausted``; 0 when it did not. (In the padding before
+  /// `errorCode`.)
+  var httpStop: UInt8 = 0
   var errorCode: Int32 = 0
   /// The application protocol the TLS handshake chose by ALPN ("h2", "http/1.1"); empty without
   /// TLS, without ALPN, or with TLS that no hooked library decodes. Setup, not identity: read by

@@ -6,6 +6,8 @@ struct ConnectionSlot {
   var head = cnm_connection_head()
   var core = ConnectionCore()
   var http = HTTPExchanges()
+  /// How each direction is read (HTTP/1.x or HTTP/2), and the HTTP/2 state when there is one.
+  var h2 = H2Link()
   /// A direction whose first read was a TLS record header alone (GnuTLS reads the 5 bytes
   /// first): still watched for the hello that follows (`Traffic.noteTLSOnTheWire`). 0: none;
   /// 1: sent; 2: received.
@@ -20,6 +22,9 @@ enum ConnectionTable {
   static func setUp() -> Bool {
     precondition(MemoryLayout<ConnectionSlot>.offset(of: \.head) == 0, "the C hooks read the head at offset 0")
     guard cnm_table_set_up(entryBytes) else { return false }
+    // Without the pool (an address-space limit), HTTP/2 connections are counted, not read: their
+    // records say so (`H2Traffic.poolExhausted`).
+    _ = cnm_h2_pool_set_up(MemoryLayout<H2Connection>.size)
     ExchangeLines.install()
     installReplayFields()
     return true

@@ -381,6 +381,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       record.pointee.httpRequestBytes = requestBegun ? half.pointee.requestBytes : 0
       record.pointee.httpResponseBytes = response.bytes
       record.pointee.httpReused = reused
+      record.pointee.httpProtocol =
+        !hasRequest ? RawRecord.HTTPVersion.unknown
+        : copy.pointee.head.minorVersion == 0 ? RawRecord.HTTPVersion.http10 : RawRecord.HTTPVersion.http11
+      record.pointee.grpcStatus = -1
     }
   }
 }

@@ -22,6 +22,8 @@ public struct HTTPRecordView {
   public let responseBytes: UInt64
   /// ``HTTPRecord/responseComplete``.
   public let responseComplete: Bool?
+  /// ``HTTPRecord/grpcStatus``.
+  public let grpcStatus: Int?
 
   init(_ record: UnsafePointer<RawRecord>) {
     self.record = record
@@ -31,5 +33,8 @@ public struct HTTPRecordView {
     requestBytes = record.pointee.httpRequestBytes
     responseBytes = record.pointee.httpResponseBytes
     responseComplete = status == nil ? nil : !record.pointee.httpResponseCutShort
+    grpcStatus =
+      record.pointee.httpProtocol == RawRecord.HTTPVersion.h2 && record.pointee.grpcStatus >= 0
+      ? Int(record.pointee.grpcStatus) : nil
   }
 }

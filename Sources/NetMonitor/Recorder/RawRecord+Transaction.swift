@@ -1,3 +1,4 @@
+import CHTTP2
 import CNetMonitor
 
 /// Assembly: the recorder thread (or a ring's consumer) turns the POD records the hooks queued into
@@ -42,7 +43,7 @@ extension RawRecord {
   }
 }
 
-/// A connection or http record, read in place (a ring's slot): the 1,216-byte record and its text
+/// A connection or http record, read in place (a ring's slot): the 1,344-byte record and its text
 /// fields are never copied whole, and text is decoded straight from the slot's bytes up to its
 /// length, or taken from `cache` when the previous record had the same bytes.
 extension UnsafePointer where Pointee == RawRecord {
@@ -94,13 +95,22 @@ extension UnsafePointer where Pointee == RawRecord {
       bytesSent: core.pointee.bytesSent, bytesReceived: core.pointee.bytesReceived,
       tlsBytesSent: isTLS ? core.pointee.tlsBytesSent : nil,
       tlsBytesReceived: isTLS ? core.pointee.tlsBytesReceived : nil,
-      httpExchanges: Int(core.pointee.httpExchanges), error: recordedError)
+      httpExchanges: Int(core.pointee.httpExchanges), httpError: httpError, error: recordedError)
   }
 
   fileprivate func httpRecord(process: String, cache: inout RecordTextCache) -> HTTPRecord {
     let request = pointer(to: \.httpRequest)!
     let setup = pointee.httpReused ? (dns: nil, connect: nil, tls: nil) : setupMilliseconds
     let firstByte = pointee.httpFirstByteNanoseconds
+    let isH2 = pointee.httpProtocol == RawRecord.HTTPVersion.h2
+    let httpProtocol: HTTPProtocol? =
+      switch pointee.httpProtocol {
+      case RawRecord.HTTPVersion.http10: .http10
+      case RawRecord.HTTPVersion.http11: .http11
+      case RawRecord.HTTPVersion.h2: .h2
+      default: nil
+      }
+    let grpcStatus: Int? = isH2 && pointee.grpcStatus >= 0 ? Int(pointee.grpcStatus) : nil
     return HTTPRecord(
       pid: pointee.pid, process: process, startUnixNs: pointee.startUnixNanoseconds,
       durationMs: durationMilliseconds, connectionId: core.pointee.id,
@@ -111,9 +121,21 @@ extension UnsafePointer where Pointee == RawRecord {
       ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
       requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,
       responseComplete: pointee.httpStatus == 0 ? nil : !pointee.httpResponseCutShort,
-      reusedConnection: pointee.httpReused, role: role, peerAddress: cache.peerText(core.pointee.peer),
+      reusedConnection: pointee.httpReused, httpProtocol: httpProtocol, streamId: isH2 ? pointee.streamID : nil,
+      grpcStatus: grpcStatus, grpcMessage: grpcStatus == nil || pointee.grpcMessage.isEmpty ? nil : pointee.grpcMessage.string,
+      role: role, peerAddress: cache.peerText(core.pointee.peer),
       peerPort: peerPort,
       tlsVersion: tlsVersion, dnsMs: setup.dns, connectMs: setup.connect, tlsMs: setup.tls)
+  }
+
+  /// Why HTTP stopped being read (``ConnectionCore/httpStop``).
+  private var httpError: String? {
+    let code = core.pointee.httpStop
+    guard code != 0 else { return nil }
+    if code == H2Traffic.poolExhausted {
+      return "HTTP/2: no state left for this connection (more than \(CNM_H2_POOL_CAPACITY) at once, or no memory); not read"
+    }
+    return "HTTP/2: " + String(cString: ch2_status_name(ch2_status(UInt32(code))))
   }
 
   private var recordedError: RecordedError? {

@@ -34,17 +34,33 @@ struct RawRecord {
   var httpStatus: UInt16 = 0
   var httpReused = false
   var httpResponseCutShort = false
+  /// ``HTTPVersion``: the exchange's HTTP version (in what was the line's padding).
+  var httpProtocol: UInt8 = 0
+  /// A gRPC call's status (`grpc-status`), or -1.
+  var grpcStatus: Int16 = -1
   var httpFirstByteNanoseconds: UInt64 = 0
   var httpRequestBytes: UInt64 = 0
   var httpResponseBytes: UInt64 = 0
   /// The connection (connection records; an http record's carries all but the host).
   var core = ConnectionCore()
   var httpRequest = HTTPHead()
+  /// HTTP/2 only (read when ``httpProtocol`` is ``HTTPVersion/h2``): the stream, and a gRPC call's
+  /// `grpc-message` (read when ``grpcStatus`` is not -1).
+  var streamID: UInt32 = 0
+  var grpcMessage = FixedText<128>()
+
+  enum HTTPVersion {
+    /// No request head was read: the version is not known.
+    static let unknown: UInt8 = 0
+    static let http10: UInt8 = 1
+    static let http11: UInt8 = 2
+    static let h2: UInt8 = 3
+  }
 
   /// Reserves a queue slot, lets `fill` write the record, and publishes it. When the queue is full
   /// the record is dropped and counted: the hooks never block the host.
   ///
-  /// The slot is not cleared first (zero-filling its 1,216 bytes, and copying whole structs into it,
+  /// The slot is not cleared first (zero-filling its 1,344 bytes, and copying whole structs into it,
   /// was most of the cost of writing a record): `fill` writes every field its kind's reader
   /// (`transaction(process:)`) reads, and the other fields keep whatever an earlier record left in
   /// the slot. Text is read only up to its length.

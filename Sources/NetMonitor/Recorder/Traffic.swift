@@ -31,8 +31,9 @@ enum Traffic {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
     let watches = { (fromPeer: Bool) -> UInt8 in
-      connecting || plaintext
-        && (!hasGivenUp(slot, requests: carriesRequests(slot, fromPeer: fromPeer))
+      let requests = carriesRequests(slot, fromPeer: fromPeer)
+      return connecting || plaintext
+        && (!hasGivenUp(slot, requests: requests) && slot.pointee.h2.mode(requests: requests) != H2Link.Mode.stopped
           || slot.pointee.helloAfterHeader == (fromPeer ? 2 : 1)) ? 1 : 0
     }
     slot.pointee.head.watch_sent = watches(false)
@@ -108,9 +109,32 @@ enum Traffic {
       head: slot.pointer(to: \.head)!)
   }
 
-  /// Plaintext bytes the peer sent (`fromPeer`) or this process sent, to the parser of their
-  /// direction; nothing (not even the clock) once that parser gave up.
+  /// Plaintext bytes the peer sent (`fromPeer`) or this process sent, to the reader of their
+  /// direction: HTTP/2's (``H2Traffic``) or HTTP/1.x's, as the direction's first bytes decided.
   static func parse(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int, fromPeer: Bool) {
+    let requests = carriesRequests(slot, fromPeer: fromPeer)
+    var mode = slot.pointee.h2.mode(requests: requests)
+    if mode == H2Link.Mode.http1 && isTunnel(slot, requests: requests) {
+      // The other direction's 101 (or CONNECT's 2xx) made this one a tunnel: HTTP/2 after h2c?
+      mode = H2Link.Mode.undecided
+      if requests { slot.pointee.h2.requestsMode = mode } else { slot.pointee.h2.responsesMode = mode }
+    }
+    if mode != H2Link.Mode.http1 && H2Traffic.take(slot, bytes, count, requests: requests, fromPeer: fromPeer) {
+      return
+    }
+    parseHTTP1(slot, bytes, count, fromPeer: fromPeer)
+  }
+
+  /// Whether the HTTP/1.x parser of the request (or response) direction has become a tunnel.
+  @inline(__always)
+  static func isTunnel(_ slot: UnsafeMutablePointer<ConnectionSlot>, requests: Bool) -> Bool {
+    requests ? slot.pointee.http.requests.isTunnel : slot.pointee.http.responses.isTunnel
+  }
+
+  /// Bytes of an HTTP/1.x direction, to its parser; nothing (not even the clock) once that parser
+  /// gave up. A 101 or CONNECT's 2xx in them makes the rest of the bytes a tunnel's, which may
+  /// be HTTP/2 (an h2c upgrade): they go to ``H2Traffic`` from where the tunnel begins.
+  static func parseHTTP1(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Bytes, _ count: Int, fromPeer: Bool) {
     let requests = carriesRequests(slot, fromPeer: fromPeer)
     if hasGivenUp(slot, requests: requests) {
       if slot.pointee.helloAfterHeader != 0 { noteTLSOnTheWire(slot, bytes, count, fromPeer: fromPeer) }
@@ -120,12 +144,26 @@ enum Traffic {
     let exchanges = slot.pointer(to: \.http)!
     exchanges.takeOverFromReplay(requests: requests, responses: !requests, context: context)
     let now = MonotonicClock.now()
+    var tunnelStart = -1  // where in this call's bytes the direction became a tunnel
+    var pieceStart = 0
     bytes.forEachPiece(upTo: count) { piece in
       if requests {
         exchanges.requestBytes(piece, now: now, context: context)
       } else {
         exchanges.responseBytes(piece, now: now, context: context)
       }
+      if tunnelStart < 0 && isTunnel(slot, requests: requests) {
+        tunnelStart = pieceStart
+          + (requests ? exchanges.pointee.requests.tunnelStart : exchanges.pointee.responses.tunnelStart)
+      }
+      pieceStart += piece.count
+    }
+    if tunnelStart >= 0 {
+      if requests { slot.pointee.h2.requestsMode = H2Link.Mode.undecided } else { slot.pointee.h2.responsesMode = H2Link.Mode.undecided }
+      if tunnelStart < count {
+        _ = H2Traffic.take(slot, bytes, count, from: tunnelStart, requests: requests, fromPeer: fromPeer)
+      }
+      return
     }
     if exchanges.pointee.replay.templateSequence != 0 { exchanges.armReplay(context: context) }
     if hasGivenUp(slot, requests: requests) {
@@ -264,9 +302,10 @@ enum Traffic {
       return
     }
     finishResponses(slot)
+    let streams = H2Traffic.finish(slot)
     if slot.pointee.core.phase == ConnectionCore.Phase.connecting { connectUnchecked(fd, slot, isOpen: isOpen) }
     let end = MonotonicClock.now()
-    slot.pointee.core.httpExchanges = slot.pointee.http.recorded
+    slot.pointee.core.httpExchanges = slot.pointee.http.recorded &+ streams
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
     slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
     slot.pointee.core.isTLS = slot.pointee.head.is_tls

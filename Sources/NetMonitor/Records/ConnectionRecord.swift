@@ -5,7 +5,7 @@
 /// `duration_ms`, `id`, `role`, `transport`, `host`, `peer_address`, `peer_port`, `dns_ms`,
 /// `connect_ms`, `tls_ms`, `tls_version`, `tls_alpn` (beyond ARCHITECTURE.md's list),
 /// `bytes_sent`, `bytes_received`, `tls_bytes_sent`, `tls_bytes_received`, `http_exchanges`,
-/// `error`. Optional properties are written as `null` when they do not apply or were not
+/// `http_error` (beyond ARCHITECTURE.md's list), `error`. Optional properties are written as `null` when they do not apply or were not
 /// observed — never invented.
 public struct ConnectionRecord: Sendable, Hashable {
   /// The id of the process (`pid`).
@@ -40,7 +40,7 @@ public struct ConnectionRecord: Sendable, Hashable {
   /// (`tls_version`).
   public var tlsVersion: String?
   /// The application protocol the TLS handshake chose by ALPN (`"h2"`, `"http/1.1"`), or `nil`
-  /// (`tls_alpn`). `"h2"`: the connection spoke HTTP/2, whose exchanges elfhook does not read.
+  /// (`tls_alpn`).
   public var tlsALPN: String?
   /// Bytes written to the socket, TLS records included (`bytes_sent`).
   public var bytesSent: UInt64
@@ -50,9 +50,13 @@ public struct ConnectionRecord: Sendable, Hashable {
   public var tlsBytesSent: UInt64?
   /// Plaintext bytes read through TLS, or `nil` without TLS (`tls_bytes_received`).
   public var tlsBytesReceived: UInt64?
-  /// HTTP/1.x exchanges seen on the connection; `nil` when the bytes could not be seen
-  /// (TLS through a library that is not hooked) (`http_exchanges`).
+  /// HTTP/1.x exchanges and HTTP/2 streams recorded on the connection; `nil` when the bytes
+  /// could not be seen (TLS through a library that is not hooked) (`http_exchanges`).
   public var httpExchanges: Int?
+  /// Why elfhook stopped reading HTTP on the connection part way (`"HTTP/2: bad HPACK index"`):
+  /// the streams it could not finish reading are recorded without what it missed. `nil` when it
+  /// read to the end (`http_error`).
+  public var httpError: String?
   /// The first failure on the connection (`connect`, `SSL_do_handshake`, `read`…), or `nil`
   /// (`error`).
   public var error: RecordedError?
@@ -65,7 +69,7 @@ public struct ConnectionRecord: Sendable, Hashable {
     dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil, tlsVersion: String? = nil,
     tlsALPN: String? = nil, bytesSent: UInt64, bytesReceived: UInt64,
     tlsBytesSent: UInt64? = nil, tlsBytesReceived: UInt64? = nil,
-    httpExchanges: Int?, error: RecordedError? = nil
+    httpExchanges: Int?, httpError: String? = nil, error: RecordedError? = nil
   ) {
     self.pid = pid
     self.process = process
@@ -87,6 +91,7 @@ public struct ConnectionRecord: Sendable, Hashable {
     self.tlsBytesSent = tlsBytesSent
     self.tlsBytesReceived = tlsBytesReceived
     self.httpExchanges = httpExchanges
+    self.httpError = httpError
     self.error = error
   }
 }

@@ -1,8 +1,9 @@
-/// One HTTP/1.x request and its response.
+/// One HTTP/1.x request and its response, or one HTTP/2 stream.
 ///
 /// JSON keys, in this order: `kind` (`"http"`), `pid`, `process`, `start_unix_ns`, `duration_ms`,
 /// `connection_id`, `scheme`, `method`, `host`, `target`, `status`, `ttfb_ms`, `request_bytes`,
-/// `response_bytes`, `response_complete`, `reused_connection`, then what the exchange's connection knew when the exchange
+/// `response_bytes`, `response_complete`, `reused_connection`, `protocol`, `stream_id`, `grpc_status`,
+/// `grpc_message`, then what the exchange's connection knew when the exchange
 /// completed: `role`, `peer_address`, `peer_port`, and — on the connection's first exchange only,
 /// `null` on a reused one — its setup phases `dns_ms`, `connect_ms`, `tls_ms`; then `tls_version`
 /// (the keys and order a `connection` record uses for the same fields).
@@ -56,8 +57,19 @@ public struct HTTPRecord: Sendable, Hashable {
   /// `nil` without a response (`response_complete`). Records written before the field read back
   /// as complete.
   public var responseComplete: Bool?
-  /// Whether an earlier exchange had already used this connection (`reused_connection`).
+  /// Whether an earlier exchange had already used this connection (`reused_connection`); for
+  /// HTTP/2, whether this is not the connection's first stream.
   public var reusedConnection: Bool
+  /// The HTTP version (`protocol`): the request line's for HTTP/1.x, `h2` for an HTTP/2 stream;
+  /// `nil` when no request head was read (and for records written before the field).
+  public var httpProtocol: HTTPProtocol?
+  /// The HTTP/2 stream's identifier (`stream_id`); `nil` for HTTP/1.x.
+  public var streamId: UInt32?
+  /// A gRPC call's status code from the response's trailers, or its headers for a trailers-only
+  /// response (`grpc_status`: 0 is OK); `nil` for everything that is not gRPC.
+  public var grpcStatus: Int?
+  /// The call's `grpc-message` as sent (percent-encoded), cut at 128 bytes (`grpc_message`).
+  public var grpcMessage: String?
   /// Whether this process made the request (`client`) or served it (`server`) (`role`).
   public var role: ConnectionRole?
   /// The other end of the connection: the server a client called, the client a server answered
@@ -81,7 +93,8 @@ extension HTTPRecord {
     pid: Int32, process: String, startUnixNs: UInt64, durationMs: Double,
     connectionId: UInt64, scheme: HTTPScheme, method: String, host: String?, target: String,
     status: Int?, ttfbMs: Double?, requestBytes: UInt64, responseBytes: UInt64, responseComplete: Bool? = nil,
-    reusedConnection: Bool, role: ConnectionRole? = nil, peerAddress: String? = nil, peerPort: UInt16? = nil,
+    reusedConnection: Bool, httpProtocol: HTTPProtocol? = nil, streamId: UInt32? = nil, grpcStatus: Int? = nil,
+    grpcMessage: String? = nil, role: ConnectionRole? = nil, peerAddress: String? = nil, peerPort: UInt16? = nil,
     tlsVersion: String? = nil, dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil
   ) {
     // The memberwise initializer: one assigning each property of `self` made a copy of the whole
@@ -91,7 +104,7 @@ extension HTTPRecord {
       scheme: scheme, method: method, host: host, redactedTarget: TargetRedaction.redact(target), status: status,
       ttfbMs: ttfbMs, requestBytes: requestBytes, responseBytes: responseBytes,
       responseComplete: responseComplete ?? (status == nil ? nil : true), reusedConnection: reusedConnection,
-      role: role, peerAddress: peerAddress, peerPort: peerPort, tlsVersion: tlsVersion, dnsMs: dnsMs,
+      httpProtocol: httpProtocol, streamId: streamId, grpcStatus: grpcStatus, grpcMessage: grpcMessage, role: role, peerAddress: peerAddress, peerPort: peerPort, tlsVersion: tlsVersion, dnsMs: dnsMs,
       connectMs: connectMs, tlsMs: tlsMs)
   }
 }

@@ -62,6 +62,7 @@ extension Transaction {
           tlsBytesSent: try fields.optionalUInt64("tls_bytes_sent"),
           tlsBytesReceived: try fields.optionalUInt64("tls_bytes_received"),
           httpExchanges: try fields.optionalInt("http_exchanges"),
+          httpError: try fields.optionalString("http_error"),
           error: try fields.error("error")))
     case .http:
       self = .http(
@@ -78,6 +79,10 @@ extension Transaction {
           responseBytes: try fields.uint64("response_bytes"),
           responseComplete: try fields.optionalBool("response_complete"),
           reusedConnection: try fields.bool("reused_connection"),
+          httpProtocol: try fields.optionalEnumeration("protocol"),
+          streamId: try fields.optionalUInt32("stream_id"),
+          grpcStatus: try fields.optionalInt("grpc_status"),
+          grpcMessage: try fields.optionalString("grpc_message"),
           role: try fields.optionalEnumeration("role"),
           peerAddress: try fields.optionalString("peer_address"),
           peerPort: try fields.optionalPort("peer_port"),
@@ -192,6 +197,12 @@ private struct RecordFields {
     guard let signed = Self.signed(negative, magnitude), let narrow = Int(exactly: signed) else {
       throw .invalidValue(field: key, value: (negative ? "-" : "") + "\(magnitude)")
     }
+    return narrow
+  }
+
+  func optionalUInt32(_ key: String) throws(RecordDecodingError) -> UInt32? {
+    guard let wide = try optionalUInt64(key) else { return nil }
+    guard let narrow = UInt32(exactly: wide) else { throw .invalidValue(field: key, value: "\(wide)") }
     return narrow
   }
 

@@ -62,6 +62,8 @@ extension Transaction {
       writer.integer(record.tlsBytesReceived)
       writer.key("http_exchanges")
       writer.integer(record.httpExchanges.map { Int64($0) })
+      writer.key("http_error")
+      writer.string(record.httpError)
       writer.key("error")
       writer.error(record.error)
     case .http(let record):
@@ -88,6 +90,14 @@ extension Transaction {
       writer.bool(record.responseComplete)
       writer.key("reused_connection")
       writer.bool(record.reusedConnection)
+      writer.key("protocol")
+      writer.string(record.httpProtocol?.rawValue)
+      writer.key("stream_id")
+      writer.integer(record.streamId.map { UInt64($0) })
+      writer.key("grpc_status")
+      writer.integer(record.grpcStatus.map { Int64($0) })
+      writer.key("grpc_message")
+      writer.string(record.grpcMessage)
       writer.key("role")
       writer.string(record.role?.rawValue)
       writer.connectionFields(

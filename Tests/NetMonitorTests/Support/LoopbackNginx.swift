@@ -7,13 +7,19 @@ import Glibc
 final class LoopbackNginx {
   let port: UInt16
   let tlsPort: UInt16
+  /// Cleartext HTTP/2 with prior knowledge (when `http2`).
+  let h2cPort: UInt16
   let root: URL
+  private let prefix: URL
   private let process: Process
 
   /// Serves `files` (name → size in bytes) with the certificate `tls`; over TLS, HTTP/2 too when
-  /// `http2` (chosen by ALPN when the client offers it).
-  init(files: [String: Int], tls: (certificate: String, key: String), http2: Bool = false) throws {
-    let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-nginx-" + UUID().uuidString)
+  /// `http2` (chosen by ALPN when the client offers it), and cleartext HTTP/2 on `h2cPort`.
+  /// `launcher` runs nginx (`elfhook run --output F --`): then ``stop()`` ends it.
+  init(files: [String: Int], tls: (certificate: String, key: String), http2: Bool = false, launcher: [String] = [])
+    throws
+  {
+    prefix = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-nginx-" + UUID().uuidString)
     root = prefix.appendingPathComponent("www")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     for (name, size) in files {
@@ -21,6 +27,7 @@ final class LoopbackNginx {
     }
     port = try Self.freePort()
     tlsPort = try Self.freePort()
+    h2cPort = try Self.freePort()
     let configuration = """
       daemon off;
       master_process off;
@@ -38,13 +45,15 @@ final class LoopbackNginx {
           ssl_certificate_key \(tls.key);
           root \(root.path);
         }
+        \(http2 ? "server { listen 127.0.0.1:\(h2cPort) http2; root \(root.path); }" : "")
       }
       """
     let file = prefix.appendingPathComponent("nginx.conf")
     try configuration.write(to: file, atomically: true, encoding: .utf8)
     process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-    process.arguments = ["-p", prefix.path, "-c", file.path, "-e", prefix.path + "/error.log"]
+    let command = launcher + ["/usr/sbin/nginx", "-p", prefix.path, "-c", file.path, "-e", prefix.path + "/error.log"]
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -59,10 +68,20 @@ final class LoopbackNginx {
     throw LoopbackServer.ServerError(message: "nginx did not start: \((try? String(contentsOfFile: prefix.path + "/error.log", encoding: .utf8)) ?? "")")
   }
 
-  deinit {
-    // nginx without a master process does not always leave on SIGTERM: a test server has no state
-    // worth a graceful shutdown.
-    kill(process.processIdentifier, SIGKILL)
+  deinit { stop() }
+
+  /// Ends nginx (and its launcher, which then finishes: `elfhook run` writes its last records).
+  /// nginx without a master process does not always leave on SIGTERM: a test server has no state
+  /// worth a graceful shutdown.
+  func stop() {
+    if let text = try? String(contentsOfFile: prefix.path + "/nginx.pid", encoding: .utf8),
+      let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    {
+      kill(pid, SIGKILL)
+    }
+    let deadline = Date().addingTimeInterval(5)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     process.waitUntilExit()
   }
 

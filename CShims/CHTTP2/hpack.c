@@ -1,0 +1,616 @@
+/* HPACK decoding (RFC 7541): the dynamic table kept in sync with the peer's encoder, and the few
+ * fields a monitor records decoded into ch2_fields.
+ *
+ * The table's entries are two rings sized by the table's maximum size W (max_size): `entries`, of
+ * W / 32 slots (no entry is smaller than 32), and `bytes`, of W bytes, where each entry's name and
+ * value follow each other, the entries in the order they came. So a table of 4096 touches only the
+ * first 4096 bytes and 128 slots. A new entry's bytes are written at `byte_head`, over free space
+ * and over the bytes of the oldest entries, which are exactly the ones it evicts (the entries kept
+ * and the new one fit in W). A size update evicts, then lays the rings out again from 0 for the
+ * new W. */
+#include "hpack_private.h"
+
+#include <string.h>
+
+/* ---- fields -------------------------------------------------------------------------------------- */
+
+/* The names recorded. */
+enum {
+  FIELD_NONE, FIELD_METHOD, FIELD_SCHEME, FIELD_AUTHORITY, FIELD_PATH, FIELD_STATUS, FIELD_CONTENT_TYPE,
+  FIELD_GRPC_STATUS, FIELD_GRPC_MESSAGE, FIELD_HOST,
+};
+
+/* RFC 7541 Appendix A, with the recorded field of each name. Index 0 is not an entry. */
+static const struct static_entry {
+  const char *name, *value;
+  uint8_t name_length, value_length, field;
+} static_table[62] = {
+#define ENTRY(name, value, field) {name, value, sizeof name - 1, sizeof value - 1, field}
+    ENTRY("", "", FIELD_NONE),
+    ENTRY(":authority", "", FIELD_AUTHORITY),
+    ENTRY(":method", "GET", FIELD_METHOD),
+    ENTRY(":method", "POST", FIELD_METHOD),
+    ENTRY(":path", "/", FIELD_PATH),
+    ENTRY(":path", "/index.html", FIELD_PATH),
+    ENTRY(":scheme", "http", FIELD_SCHEME),
+    ENTRY(":scheme", "https", FIELD_SCHEME),
+    ENTRY(":status", "200", FIELD_STATUS),
+    ENTRY(":status", "204", FIELD_STATUS),
+    ENTRY(":status", "206", FIELD_STATUS),
+    ENTRY(":status", "304", FIELD_STATUS),
+    ENTRY(":status", "400", FIELD_STATUS),
+    ENTRY(":status", "404", FIELD_STATUS),
+    ENTRY(":status", "500", FIELD_STATUS),
+    ENTRY("accept-charset", "", FIELD_NONE),
+    ENTRY("accept-encoding", "gzip, deflate", FIELD_NONE),
+    ENTRY("accept-language", "", FIELD_NONE),
+    ENTRY("accept-ranges", "", FIELD_NONE),
+    ENTRY("accept", "", FIELD_NONE),
+    ENTRY("access-control-allow-origin", "", FIELD_NONE),
+    ENTRY("age", "", FIELD_NONE),
+    ENTRY("allow", "", FIELD_NONE),
+    ENTRY("authorization", "", FIELD_NONE),
+    ENTRY("cache-control", "", FIELD_NONE),
+    ENTRY("content-disposition", "", FIELD_NONE),
+    ENTRY("content-encoding", "", FIELD_NONE),
+    ENTRY("content-language", "", FIELD_NONE),
+    ENTRY("content-length", "", FIELD_NONE),
+    ENTRY("content-location", "", FIELD_NONE),
+    ENTRY("content-range", "", FIELD_NONE),
+    ENTRY("content-type", "", FIELD_CONTENT_TYPE),
+    ENTRY("cookie", "", FIELD_NONE),
+    ENTRY("date", "", FIELD_NONE),
+    ENTRY("etag", "", FIELD_NONE),
+    ENTRY("expect", "", FIELD_NONE),
+    ENTRY("expires", "", FIELD_NONE),
+    ENTRY("from", "", FIELD_NONE),
+    ENTRY("host", "", FIELD_HOST),
+    ENTRY("if-match", "", FIELD_NONE),
+    ENTRY("if-modified-since", "", FIELD_NONE),
+    ENTRY("if-none-match", "", FIELD_NONE),
+    ENTRY("if-range", "", FIELD_NONE),
+    ENTRY("if-unmodified-since", "", FIELD_NONE),
+    ENTRY("last-modified", "", FIELD_NONE),
+    ENTRY("link", "", FIELD_NONE),
+    ENTRY("location", "", FIELD_NONE),
+    ENTRY("max-forwards", "", FIELD_NONE),
+    ENTRY("proxy-authenticate", "", FIELD_NONE),
+    ENTRY("proxy-authorization", "", FIELD_NONE),
+    ENTRY("range", "", FIELD_NONE),
+    ENTRY("referer", "", FIELD_NONE),
+    ENTRY("refresh", "", FIELD_NONE),
+    ENTRY("retry-after", "", FIELD_NONE),
+    ENTRY("server", "", FIELD_NONE),
+    ENTRY("set-cookie", "", FIELD_NONE),
+    ENTRY("strict-transport-security", "", FIELD_NONE),
+    ENTRY("transfer-encoding", "", FIELD_NONE),
+    ENTRY("user-agent", "", FIELD_NONE),
+    ENTRY("vary", "", FIELD_NONE),
+    ENTRY("via", "", FIELD_NONE),
+    ENTRY("www-authenticate", "", FIELD_NONE),
+#undef ENTRY
+};
+#define STATIC_ENTRIES 61u
+
+/* Text in at most two pieces (an entry that wraps at the end of the ring). */
+typedef struct text {
+  const uint8_t *first, *second;
+  size_t first_length, second_length;
+} text;
+
+/* A text of one piece. */
+static text plain_text(const void *bytes, size_t length) {
+  text result = {bytes, NULL, length, 0};
+  return result;
+}
+
+/* Copies the first `capacity` bytes of `source` at `destination`. */
+static void copy_text(uint8_t *destination, size_t capacity, text source) {
+  size_t first = source.first_length < capacity ? source.first_length : capacity;
+  if (first > 0) memcpy(destination, source.first, first);
+  size_t second = source.second_length < capacity - first ? source.second_length : capacity - first;
+  if (second > 0) memcpy(destination + first, source.second, second);
+}
+
+/* The recorded field that the name `name` (`length` bytes) is, or FIELD_NONE. */
+static unsigned field_of_name(const uint8_t *name, size_t length) {
+  switch (length) {
+  case 4: return memcmp(name, "host", 4) == 0 ? FIELD_HOST : FIELD_NONE;
+  case 5: return memcmp(name, ":path", 5) == 0 ? FIELD_PATH : FIELD_NONE;
+  case 7:
+    if (memcmp(name, ":method", 7) == 0) return FIELD_METHOD;
+    if (memcmp(name, ":scheme", 7) == 0) return FIELD_SCHEME;
+    return memcmp(name, ":status", 7) == 0 ? FIELD_STATUS : FIELD_NONE;
+  case 10: return memcmp(name, ":authority", 10) == 0 ? FIELD_AUTHORITY : FIELD_NONE;
+  case 11: return memcmp(name, "grpc-status", 11) == 0 ? FIELD_GRPC_STATUS : FIELD_NONE;
+  case 12:
+    if (memcmp(name, "content-type", 12) == 0) return FIELD_CONTENT_TYPE;
+    return memcmp(name, "grpc-message", 12) == 0 ? FIELD_GRPC_MESSAGE : FIELD_NONE;
+  default: return FIELD_NONE;
+  }
+}
+
+/* field_of_name for a name in two pieces. */
+static unsigned field_of_text(text name) {
+  if (name.second_length == 0) return field_of_name(name.first, name.first_length);
+  uint8_t joined[12];
+  size_t length = name.first_length + name.second_length;
+  if (length > sizeof joined) return FIELD_NONE;
+  copy_text(joined, sizeof joined, name);
+  return field_of_name(joined, length);
+}
+
+/* The fields of the block being decoded: which were seen (a bit per FIELD_*), and a scratch for
+ * the numbers' digits. */
+typedef struct recorder {
+  ch2_fields *fields;
+  unsigned seen;
+  uint8_t digits[4];
+} field_recorder;
+
+/* Where the value of `field` is to be written, with its capacity; NULL when it is not written (not
+ * recorded, or recorded already: the first occurrence wins; host only without :authority). */
+static uint8_t *field_target(field_recorder *recorder, unsigned field, size_t *capacity) {
+  ch2_fields *fields = recorder->fields;
+  if (recorder->seen & (1u << field)) return NULL;
+  switch (field) {
+  case FIELD_METHOD: *capacity = sizeof fields->method; return fields->method;
+  case FIELD_SCHEME: *capacity = sizeof fields->scheme; return fields->scheme;
+  case FIELD_HOST:
+    if (recorder->seen & (1u << FIELD_AUTHORITY)) return NULL;
+    *capacity = sizeof fields->authority;
+    return fields->authority;
+  case FIELD_AUTHORITY: *capacity = sizeof fields->authority; return fields->authority;
+  case FIELD_PATH: *capacity = sizeof fields->path; return fields->path;
+  case FIELD_CONTENT_TYPE: *capacity = sizeof fields->content_type; return fields->content_type;
+  case FIELD_GRPC_MESSAGE: *capacity = sizeof fields->grpc_message; return fields->grpc_message;
+  case FIELD_STATUS:
+  case FIELD_GRPC_STATUS: *capacity = sizeof recorder->digits; return recorder->digits;
+  default: return NULL;
+  }
+}
+
+/* The number that `length` digits at `digits` (at most 4 bytes) write, or -1 when they are not
+ * between `minimum` and 3 digits. */
+static int parse_digits(const uint8_t *digits, size_t length, size_t minimum) {
+  if (length < minimum || length > 3) return -1;
+  int number = 0;
+  for (size_t i = 0; i < length; i++) {
+    if (digits[i] < '0' || digits[i] > '9') return -1;
+    number = number * 10 + (digits[i] - '0');
+  }
+  return number;
+}
+
+/* Ends the writing of `field`'s value, `length` bytes long (of which the target's capacity were
+ * written): sets its length and truncation, or its number, and marks it seen. */
+static void field_written(field_recorder *recorder, unsigned field, size_t length) {
+  ch2_fields *fields = recorder->fields;
+  int number;
+  recorder->seen |= 1u << field;
+  switch (field) {
+  case FIELD_METHOD:
+    fields->method_length = (uint8_t)(length < sizeof fields->method ? length : sizeof fields->method);
+    fields->method_truncated = length > sizeof fields->method;
+    break;
+  case FIELD_SCHEME:
+    fields->scheme_length = (uint8_t)(length < sizeof fields->scheme ? length : sizeof fields->scheme);
+    break;
+  case FIELD_HOST:
+  case FIELD_AUTHORITY:
+    fields->authority_length =
+        (uint16_t)(length < sizeof fields->authority ? length : sizeof fields->authority);
+    fields->authority_truncated = length > sizeof fields->authority;
+    break;
+  case FIELD_PATH:
+    fields->path_length = (uint16_t)(length < sizeof fields->path ? length : sizeof fields->path);
+    fields->path_truncated = length > sizeof fields->path;
+    break;
+  case FIELD_CONTENT_TYPE:
+    fields->content_type_length =
+        (uint8_t)(length < sizeof fields->content_type ? length : sizeof fields->content_type);
+    fields->content_type_truncated = length > sizeof fields->content_type;
+    break;
+  case FIELD_GRPC_MESSAGE:
+    fields->grpc_message_length =
+        (uint16_t)(length < sizeof fields->grpc_message ? length : sizeof fields->grpc_message);
+    fields->grpc_message_truncated = length > sizeof fields->grpc_message;
+    break;
+  case FIELD_STATUS:
+    number = length == 3 ? parse_digits(recorder->digits, length, 3) : -1;
+    fields->status = number < 0 ? 0 : (uint16_t)number;
+    break;
+  case FIELD_GRPC_STATUS:
+    number = parse_digits(recorder->digits, length, 1);
+    fields->grpc_status = (int16_t)number;
+    break;
+  default: break;
+  }
+}
+
+/* Records `value` as `field`'s, unless the field is not written. */
+static void record_text(field_recorder *recorder, unsigned field, text value) {
+  size_t capacity;
+  uint8_t *target = field_target(recorder, field, &capacity);
+  if (target == NULL) return;
+  copy_text(target, capacity, value);
+  field_written(recorder, field, value.first_length + value.second_length);
+}
+
+/* ---- the block's primitives (RFC 7541 §5) -------------------------------------------------------- */
+
+/* The bytes of the block not read yet. */
+typedef struct cursor {
+  const uint8_t *at, *end;
+} block_cursor;
+
+/* The rest of an integer whose prefix (`total`) is all ones: its continuation bytes. */
+static ch2_status read_integer_continuation(block_cursor *cursor, uint64_t total, uint32_t *value) {
+  for (unsigned shift = 0;; shift += 7) {
+    if (cursor->at == cursor->end || shift > 28) return CH2_HPACK_BAD_INTEGER;
+    uint8_t byte = *cursor->at++;
+    total += (uint64_t)(byte & 0x7fu) << shift;
+    if (total > UINT32_MAX) return CH2_HPACK_BAD_INTEGER;
+    if (!(byte & 0x80u)) break;
+  }
+  *value = (uint32_t)total;
+  return CH2_OK;
+}
+
+/* Reads an integer with a `prefix_bits`-bit prefix (§5.1) into *value. CH2_HPACK_BAD_INTEGER when
+ * it overflows 32 bits (or takes more than 5 continuation bytes) or the block ends first. */
+static inline ch2_status read_integer(block_cursor *cursor, unsigned prefix_bits, uint32_t *value) {
+  if (cursor->at == cursor->end) return CH2_HPACK_BAD_INTEGER;
+  uint32_t mask = (1u << prefix_bits) - 1;
+  uint32_t prefix = *cursor->at++ & mask;
+  if (prefix < mask) {
+    *value = prefix;
+    return CH2_OK;
+  }
+  return read_integer_continuation(cursor, prefix, value);
+}
+
+/* A string literal (§5.2) as it is in the block. */
+typedef struct string_literal {
+  const uint8_t *bytes;
+  uint32_t length;
+  uint8_t huffman;
+} string_literal;
+
+/* Reads a string literal's header and steps over its bytes. CH2_HPACK_BAD_STRING when it is longer
+ * than what is left of the block. */
+static ch2_status read_literal(block_cursor *cursor, string_literal *literal) {
+  if (cursor->at == cursor->end) return CH2_HPACK_BAD_INTEGER;
+  literal->huffman = (*cursor->at & 0x80u) != 0;
+  ch2_status status = read_integer(cursor, 7, &literal->length);
+  if (status != CH2_OK) return status;
+  if (literal->length > (size_t)(cursor->end - cursor->at)) return CH2_HPACK_BAD_STRING;
+  literal->bytes = cursor->at;
+  cursor->at += literal->length;
+  return CH2_OK;
+}
+
+/* Decodes `literal` into `output` and sets *length to its whole decoded length. */
+static ch2_status decode_literal(string_literal literal, ch2_output output, size_t *length) {
+  if (literal.huffman) return ch2_huffman_decode(literal.bytes, literal.length, output, length);
+  size_t first = literal.length < output.first_capacity ? literal.length : output.first_capacity;
+  size_t rest = literal.length - first;
+  size_t second = rest < output.second_capacity ? rest : output.second_capacity;
+  if (first > 0) memcpy(output.first, literal.bytes, first);
+  if (second > 0) memcpy(output.second, literal.bytes + first, second);
+  *length = literal.length;
+  return CH2_OK;
+}
+
+/* Records the string literal `value` as `field`'s, unless the field is not written (then the
+ * literal is not decoded at all). */
+static ch2_status record_literal(field_recorder *recorder, unsigned field, string_literal value) {
+  size_t capacity, length;
+  uint8_t *target = field_target(recorder, field, &capacity);
+  if (target == NULL) return CH2_OK;
+  ch2_output output = {target, NULL, capacity, 0};
+  ch2_status status = decode_literal(value, output, &length);
+  if (status == CH2_OK) field_written(recorder, field, length);
+  return status;
+}
+
+/* The recorded field that a literal name is (a Huffman name is decoded to find out). */
+static ch2_status field_of_literal(string_literal name, unsigned *field) {
+  uint8_t decoded[16];
+  size_t length;
+  ch2_output output = {decoded, NULL, sizeof decoded, 0};
+  ch2_status status = decode_literal(name, output, &length);
+  *field = status == CH2_OK && length <= sizeof decoded ? field_of_name(decoded, length) : FIELD_NONE;
+  return status;
+}
+
+/* ---- the dynamic table (§2.3.2, §4) -------------------------------------------------------------- */
+
+/* `offset` (less than twice the ring's size) brought back into the byte ring. */
+static uint32_t ring_offset(const ch2_hpack_decoder *decoder, uint32_t offset) {
+  return offset >= decoder->max_size ? offset - decoder->max_size : offset;
+}
+
+/* The `length` bytes of the ring at `offset`. */
+static text ring_text(const ch2_hpack_decoder *decoder, uint32_t offset, size_t length) {
+  size_t before_end = decoder->max_size - offset;
+  if (length <= before_end) return plain_text(decoder->bytes + offset, length);
+  text result = {decoder->bytes + offset, decoder->bytes, before_end, length - before_end};
+  return result;
+}
+
+/* The `capacity` bytes of the ring at `offset` (capacity at most the ring's size) as an output. */
+static ch2_output ring_output(ch2_hpack_decoder *decoder, uint32_t offset, size_t capacity) {
+  size_t before_end = decoder->max_size - offset;
+  size_t first = capacity < before_end ? capacity : before_end;
+  ch2_output output = {decoder->bytes + offset, decoder->bytes, first, capacity - first};
+  return output;
+}
+
+/* The dynamic table's entry `index` (1 is the newest; 1 ≤ index ≤ count). */
+static const struct ch2_hpack_entry *entry_at(const ch2_hpack_decoder *decoder, uint32_t index) {
+  uint32_t slots = decoder->max_size / 32;
+  uint32_t slot = decoder->oldest + decoder->count - index;
+  return &decoder->entries[slot >= slots ? slot - slots : slot];
+}
+
+/* An entry's name and value, where they are in the ring. */
+static text entry_name(const ch2_hpack_decoder *decoder, const struct ch2_hpack_entry *entry) {
+  return ring_text(decoder, entry->offset, entry->name_length);
+}
+static text entry_value(const ch2_hpack_decoder *decoder, const struct ch2_hpack_entry *entry) {
+  return ring_text(decoder, ring_offset(decoder, entry->offset + (uint32_t)entry->name_length),
+                   entry->value_length);
+}
+
+/* Evicts the oldest entry (there is one). */
+static void evict_oldest(ch2_hpack_decoder *decoder) {
+  const struct ch2_hpack_entry *entry = &decoder->entries[decoder->oldest];
+  decoder->size -= (uint32_t)entry->name_length + entry->value_length + 32;
+  decoder->count--;
+  decoder->oldest = decoder->oldest + 1 == decoder->max_size / 32 ? 0 : decoder->oldest + 1;
+}
+
+/* Reverses the order of `count` elements of `size` bytes (at most 8) at `base`. */
+static void reverse(uint8_t *base, size_t count, size_t size) {
+  uint8_t swap[8];
+  for (size_t low = 0, high = count; low + 1 < high; low++, high--) {
+    memcpy(swap, base + low * size, size);
+    memcpy(base + low * size, base + (high - 1) * size, size);
+    memcpy(base + (high - 1) * size, swap, size);
+  }
+}
+
+/* Moves the `count` elements (of `size` bytes) of a ring of `slots` that begin at `start` to the
+ * ring's first `count` places, in the same order. */
+static void unwrap_ring(uint8_t *base, size_t slots, size_t start, size_t count, size_t size) {
+  if (start + count <= slots) {
+    memmove(base, base + start * size, count * size);
+    return;
+  }
+  size_t tail = slots - start, head = count - tail; /* [start, slots) then [0, head) */
+  memmove(base + head * size, base + start * size, tail * size);
+  reverse(base, head, size);
+  reverse(base + head * size, tail, size);
+  reverse(base, count, size);
+}
+
+/* A size update to `size` (§4.3, §6.3): evicts what no longer fits, then lays the rings out for
+ * the new size from their starts. */
+static void resize(ch2_hpack_decoder *decoder, uint32_t size) {
+  while (decoder->size > size) evict_oldest(decoder);
+  uint32_t used = 0;
+  if (decoder->count > 0) {
+    uint32_t start = decoder->entries[decoder->oldest].offset;
+    used = decoder->size - 32 * decoder->count;
+    unwrap_ring(decoder->bytes, decoder->max_size, start, used, 1);
+    unwrap_ring((uint8_t *)decoder->entries, decoder->max_size / 32, decoder->oldest, decoder->count,
+                sizeof decoder->entries[0]);
+    uint32_t offset = 0;
+    for (uint32_t slot = 0; slot < decoder->count; slot++) {
+      decoder->entries[slot].offset = (uint16_t)offset;
+      offset += (uint32_t)decoder->entries[slot].name_length + decoder->entries[slot].value_length;
+    }
+  }
+  decoder->oldest = 0;
+  decoder->byte_head = used; /* less than `size`: the entries' 32 per entry are not in the ring */
+  decoder->max_size = size;
+}
+
+/* Adds an entry whose name and value (name_length + value_length bytes, which fit the table) were
+ * written at byte_head, evicting the oldest entries to make room (§4.4). */
+static void add_entry(ch2_hpack_decoder *decoder, size_t name_length, size_t value_length, unsigned field) {
+  uint32_t entry_size = (uint32_t)(name_length + value_length) + 32;
+  while (decoder->size + entry_size > decoder->max_size) evict_oldest(decoder);
+  uint32_t slots = decoder->max_size / 32;
+  uint32_t slot = decoder->oldest + decoder->count;
+  struct ch2_hpack_entry *entry = &decoder->entries[slot >= slots ? slot - slots : slot];
+  entry->offset = (uint16_t)decoder->byte_head;
+  entry->name_length = (uint16_t)name_length;
+  entry->value_length = (uint16_t)value_length;
+  entry->field = (uint8_t)field;
+  decoder->count++;
+  decoder->size += entry_size;
+  decoder->byte_head = ring_offset(decoder, decoder->byte_head + (uint32_t)(name_length + value_length));
+}
+
+/* Writes `name` at byte_head. A static name is copied whole; a dynamic entry's name (whose bytes
+ * may be among those overwritten) byte by byte, forwards: it lies before byte_head in the ring and
+ * ends before byte_head does, so no byte of it is overwritten before it is read. */
+static void put_name(ch2_hpack_decoder *decoder, text name, int from_table) {
+  uint32_t at = decoder->byte_head;
+  size_t length = name.first_length + name.second_length;
+  if (!from_table) {
+    ch2_output output = ring_output(decoder, at, length);
+    copy_text(output.first, output.first_capacity, name);
+    if (output.second_capacity > 0) memcpy(output.second, name.first + output.first_capacity, output.second_capacity);
+    return;
+  }
+  for (size_t i = 0; i < length; i++) {
+    decoder->bytes[at] = i < name.first_length ? name.first[i] : name.second[i - name.first_length];
+    at = at + 1 == decoder->max_size ? 0 : at + 1;
+  }
+}
+
+/* A literal field with incremental indexing (§6.2.1): its name (`name_literal`, or else `name`, an
+ * indexed name with its `field`) and `value` are written into the table, and an entry added when
+ * it fits (an entry larger than the table empties it, §4.4); the value is recorded from there. */
+static ch2_status insert_field(ch2_hpack_decoder *decoder, field_recorder *recorder, const string_literal *name_literal,
+                               text name, int name_from_table, unsigned field, string_literal value) {
+  size_t table = decoder->max_size, name_length, value_length = 0;
+  ch2_status status;
+  if (name_literal != NULL) {
+    status = decode_literal(*name_literal, ring_output(decoder, decoder->byte_head, table), &name_length);
+    if (status != CH2_OK) return status;
+  } else {
+    name_length = name.first_length + name.second_length;
+    if (name_length + 32 <= table) put_name(decoder, name, name_from_table);
+  }
+  int fits = name_length + 32 <= table;
+  if (fits) {
+    uint32_t value_offset = ring_offset(decoder, decoder->byte_head + (uint32_t)name_length);
+    status = decode_literal(value, ring_output(decoder, value_offset, table - name_length - 32), &value_length);
+    if (status != CH2_OK) return status;
+    fits = name_length + value_length + 32 <= table;
+  }
+  if (!fits) {
+    while (decoder->count > 0) evict_oldest(decoder);
+    if (name_literal != NULL) {
+      status = field_of_literal(*name_literal, &field);
+      if (status != CH2_OK) return status;
+    }
+    return record_literal(recorder, field, value);
+  }
+  if (name_literal != NULL) field = field_of_text(ring_text(decoder, decoder->byte_head, name_length));
+  add_entry(decoder, name_length, value_length, field);
+  record_text(recorder, field, entry_value(decoder, entry_at(decoder, 1)));
+  return CH2_OK;
+}
+
+/* ---- representations (§6) ------------------------------------------------------------------------ */
+
+/* An indexed header field (§6.1). */
+static ch2_status indexed_field(ch2_hpack_decoder *decoder, block_cursor *cursor, field_recorder *recorder) {
+  uint32_t index;
+  ch2_status status = read_integer(cursor, 7, &index);
+  if (status != CH2_OK) return status;
+  if (index == 0) return CH2_HPACK_BAD_INDEX;
+  if (index <= STATIC_ENTRIES) {
+    const struct static_entry *entry = &static_table[index];
+    record_text(recorder, entry->field, plain_text(entry->value, entry->value_length));
+    return CH2_OK;
+  }
+  index -= STATIC_ENTRIES;
+  if (index > decoder->count) return CH2_HPACK_BAD_INDEX;
+  const struct ch2_hpack_entry *entry = entry_at(decoder, index);
+  record_text(recorder, entry->field, entry_value(decoder, entry));
+  return CH2_OK;
+}
+
+/* A literal header field (§6.2) whose name index has a `prefix_bits`-bit prefix: with incremental
+ * indexing (`indexing`), without indexing or never indexed. */
+static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor, field_recorder *recorder,
+                                unsigned prefix_bits, int indexing) {
+  uint32_t index;
+  ch2_status status = read_integer(cursor, prefix_bits, &index);
+  if (status != CH2_OK) return status;
+  string_literal name_literal = {NULL, 0, 0}, value;
+  text name = plain_text("", 0);
+  unsigned field = FIELD_NONE;
+  if (index == 0) {
+    status = read_literal(cursor, &name_literal);
+  } else if (index <= STATIC_ENTRIES) {
+    const struct static_entry *entry = &static_table[index];
+    name = plain_text(entry->name, entry->name_length);
+    field = entry->field;
+  } else if (index - STATIC_ENTRIES <= decoder->count) {
+    const struct ch2_hpack_entry *entry = entry_at(decoder, index - STATIC_ENTRIES);
+    name = entry_name(decoder, entry);
+    field = entry->field;
+  } else {
+    status = CH2_HPACK_BAD_INDEX;
+  }
+  if (status == CH2_OK) status = read_literal(cursor, &value);
+  if (status != CH2_OK) return status;
+  if (indexing) {
+    return insert_field(decoder, recorder, index == 0 ? &name_literal : NULL, name, index > STATIC_ENTRIES, field, value);
+  }
+  if (index == 0) {
+    status = field_of_literal(name_literal, &field);
+    if (status != CH2_OK) return status;
+  }
+  return record_literal(recorder, field, value);
+}
+
+/* A dynamic table size update (§6.3). */
+static ch2_status size_update(ch2_hpack_decoder *decoder, block_cursor *cursor) {
+  uint32_t size;
+  ch2_status status = read_integer(cursor, 5, &size);
+  if (status != CH2_OK) return status;
+  if (size > decoder->limit) return CH2_HPACK_BAD_SIZE_UPDATE;
+  if (size > CH2_HPACK_TABLE_SIZE) return CH2_TABLE_TOO_LARGE;
+  if (size != decoder->max_size) resize(decoder, size);
+  return CH2_OK;
+}
+
+/* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
+
+/* See chttp2.h. */
+void ch2_fields_clear(ch2_fields *fields) {
+  fields->status = 0;
+  fields->grpc_status = -1;
+  fields->authority_length = fields->path_length = fields->grpc_message_length = 0;
+  fields->method_length = fields->scheme_length = fields->content_type_length = 0;
+  fields->method_truncated = fields->authority_truncated = fields->path_truncated = 0;
+  fields->grpc_message_truncated = fields->content_type_truncated = 0;
+}
+
+/* See chttp2.h: scalars only, so the rings' pages stay untouched until entries come. */
+void ch2_hpack_init(ch2_hpack_decoder *decoder) {
+  decoder->max_size = 4096;
+  decoder->limit = 4096;
+  decoder->size = 0;
+  decoder->count = 0;
+  decoder->oldest = 0;
+  decoder->byte_head = 0;
+}
+
+/* See chttp2.h. */
+void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size) { decoder->limit = size; }
+
+/* See chttp2.h. Size updates are allowed only before the block's first field (§4.2). */
+ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length, ch2_fields *fields) {
+  ch2_fields_clear(fields);
+  if (length == 0) return CH2_OK;
+  field_recorder recorder = {fields, 0, {0}};
+  block_cursor cursor = {block, block + length};
+  int field_seen = 0;
+  while (cursor.at < cursor.end) {
+    uint8_t first = *cursor.at;
+    ch2_status status;
+    if (first & 0x80u) {
+      status = indexed_field(decoder, &cursor, &recorder);
+    } else if (first & 0x40u) {
+      status = literal_field(decoder, &cursor, &recorder, 6, 1);
+    } else if (first & 0x20u) {
+      status = field_seen ? CH2_HPACK_BAD_SIZE_UPDATE : size_update(decoder, &cursor);
+    } else {
+      status = literal_field(decoder, &cursor, &recorder, 4, 0);
+    }
+    if (status != CH2_OK) return status;
+    field_seen |= (first & 0xe0u) != 0x20u;
+  }
+  return CH2_OK;
+}
+
+/* See chttp2.h. */
+int ch2_hpack_entry_at(const ch2_hpack_decoder *decoder, uint32_t index, uint8_t *name, size_t name_capacity,
+                       size_t *name_length, uint8_t *value, size_t value_capacity, size_t *value_length) {
+  if (index == 0 || index > decoder->count) return 0;
+  const struct ch2_hpack_entry *entry = entry_at(decoder, index);
+  copy_text(name, name_capacity, entry_name(decoder, entry));
+  copy_text(value, value_capacity, entry_value(decoder, entry));
+  *name_length = entry->name_length;
+  *value_length = entry->value_length;
+  return 1;
+}

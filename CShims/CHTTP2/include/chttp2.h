@@ -1,0 +1,203 @@
+/*
+ * chttp2.h — reading HTTP/2 (RFC 9113) from the bytes of one direction of a connection: a frame
+ * reader that works across any split of the bytes, and an HPACK (RFC 7541) decoder that keeps the
+ * direction's dynamic table in sync and decodes the few fields a monitor records.
+ *
+ * Everything is plain data, preallocated by the caller (the monitor keeps the readers in a pool of
+ * pages that are touched only as they are used); nothing here allocates, locks, does I/O or
+ * touches errno. All-zero bytes are NOT a valid reader: call ch2_reader_init (it writes the
+ * scalars only, never the buffers, so an untouched buffer page stays untouched).
+ *
+ * Symbols are prefixed ch2_. A malformed input never crashes the reader: it stops with a status
+ * (ch2_status_name) and reads nothing more.
+ */
+#ifndef CHTTP2_H
+#define CHTTP2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- limits -------------------------------------------------------------------------------------- */
+
+/* The largest HPACK dynamic table kept, in RFC 7541 §4.1 size (name + value + 32 per entry). The
+ * protocol's default is 4096; a size update above this stops the direction (CH2_TABLE_TOO_LARGE). */
+#define CH2_HPACK_TABLE_SIZE 16384u
+#define CH2_HPACK_MAX_ENTRIES (CH2_HPACK_TABLE_SIZE / 32u)
+/* The largest header block read: the fragments of a HEADERS or PUSH_PROMISE and its
+ * CONTINUATIONs, padding and priority removed. Larger: CH2_BLOCK_TOO_LARGE. */
+#define CH2_BLOCK_BYTES 65536u
+
+/* Capacities of the decoded fields: longer values are cut there and marked truncated. */
+#define CH2_METHOD_BYTES 16u
+#define CH2_SCHEME_BYTES 16u
+#define CH2_CONTENT_TYPE_BYTES 64u
+#define CH2_AUTHORITY_BYTES 256u
+#define CH2_PATH_BYTES 512u
+#define CH2_GRPC_MESSAGE_BYTES 128u
+
+/* ---- statuses ------------------------------------------------------------------------------------ */
+
+typedef enum ch2_status {
+  CH2_OK = 0,
+  CH2_BAD_PREFACE,        /* the client connection preface was expected and something else came */
+  CH2_BAD_FRAME,          /* a frame breaks RFC 9113 §4–6 in a way that loses the framing (a
+                             CONTINUATION that does not follow its HEADERS, padding longer than the
+                             payload, a SETTINGS length not a multiple of 6, stream 0 HEADERS…) */
+  CH2_BLOCK_TOO_LARGE,    /* a header block over CH2_BLOCK_BYTES */
+  CH2_HPACK_BAD_INDEX,    /* an index of 0, or past the static and dynamic tables */
+  CH2_HPACK_BAD_INTEGER,  /* an integer that overflows 32 bits, or ends with the block */
+  CH2_HPACK_BAD_STRING,   /* a string longer than what is left of the block */
+  CH2_HPACK_BAD_HUFFMAN,  /* EOS inside a string, padding longer than 7 bits or not all ones */
+  CH2_HPACK_BAD_SIZE_UPDATE, /* a size update above the limit the peer allowed, or after a field */
+  CH2_TABLE_TOO_LARGE,    /* a size update above CH2_HPACK_TABLE_SIZE: valid, but not kept here */
+} ch2_status;
+
+/* A constant, human-readable name of a status ("bad HPACK index"…). */
+const char *ch2_status_name(ch2_status status);
+
+/* ---- HPACK --------------------------------------------------------------------------------------- */
+
+/* What a header block says that a monitor records. Text is raw bytes (Huffman decoded, not
+ * terminated, not percent-decoded), cut at its capacity. The first occurrence of a field wins. */
+typedef struct ch2_fields {
+  uint16_t status;              /* :status as a number when it is 3 digits; 0 when absent */
+  int16_t grpc_status;          /* grpc-status when it is 1–3 digits; -1 when absent */
+  uint16_t authority_length;    /* :authority, or host when there is no :authority */
+  uint16_t path_length;
+  uint16_t grpc_message_length;
+  uint8_t method_length;
+  uint8_t scheme_length;
+  uint8_t content_type_length;
+  uint8_t method_truncated, authority_truncated, path_truncated, grpc_message_truncated,
+      content_type_truncated;
+  uint8_t method[CH2_METHOD_BYTES];
+  uint8_t scheme[CH2_SCHEME_BYTES];
+  uint8_t content_type[CH2_CONTENT_TYPE_BYTES];
+  uint8_t authority[CH2_AUTHORITY_BYTES];
+  uint8_t path[CH2_PATH_BYTES];
+  uint8_t grpc_message[CH2_GRPC_MESSAGE_BYTES];
+} ch2_fields;
+
+/* Empties `fields` (scalars only: text past a length is never read). */
+void ch2_fields_clear(ch2_fields *fields);
+
+/* One direction's HPACK decoding state: its dynamic table. Layout private to hpack.c. */
+typedef struct ch2_hpack_decoder {
+  uint32_t max_size;   /* the table's maximum size now (size updates; 4096 at first) */
+  uint32_t limit;      /* the largest size update allowed: SETTINGS_HEADER_TABLE_SIZE of the
+                          decoding side (4096 at first) */
+  uint32_t size;       /* the entries' RFC 7541 size */
+  uint32_t count;      /* entries in the table */
+  uint32_t oldest;     /* slot of the oldest entry in `entries` (a ring of max_size / 32 slots) */
+  uint32_t byte_head;  /* where the next entry's bytes go in `bytes` (a ring of max_size bytes) */
+  struct ch2_hpack_entry {
+    uint16_t offset;        /* of its name in `bytes`, its value following (it may wrap at the end) */
+    uint16_t name_length;
+    uint16_t value_length;
+    uint8_t field;          /* which recorded field its name is */
+    uint8_t unused;
+  } entries[CH2_HPACK_MAX_ENTRIES];
+  uint8_t bytes[CH2_HPACK_TABLE_SIZE];
+} ch2_hpack_decoder;
+
+/* A fresh decoder: an empty table of maximum size 4096 (scalars only). */
+void ch2_hpack_init(ch2_hpack_decoder *decoder);
+
+/* The decoding side announced SETTINGS_HEADER_TABLE_SIZE `size`: the largest size update allowed
+ * from now on. (RFC 7541 §4.2: the table changes size only by size updates in a block.) */
+void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size);
+
+/* Decodes one complete header block: updates the dynamic table exactly as the peer's encoder did
+ * (every literal with incremental indexing inserted, size updates applied, whatever its name), and
+ * writes the recorded fields into `fields` (cleared first). Returns CH2_OK, or why the block is
+ * malformed; after an error the table is no longer in sync and the decoder must not be used again. */
+ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length,
+                            ch2_fields *fields);
+
+/* For tests and diagnostics: copies the dynamic table's entry `index` (1 is the newest) — up to
+ * the capacities — and sets its lengths. Returns 0 when there is no such entry. */
+int ch2_hpack_entry_at(const ch2_hpack_decoder *decoder, uint32_t index, uint8_t *name,
+                       size_t name_capacity, size_t *name_length, uint8_t *value,
+                       size_t value_capacity, size_t *value_length);
+
+/* ---- frames -------------------------------------------------------------------------------------- */
+
+enum {
+  CH2_DATA = 0x0, CH2_HEADERS = 0x1, CH2_PRIORITY = 0x2, CH2_RST_STREAM = 0x3, CH2_SETTINGS = 0x4,
+  CH2_PUSH_PROMISE = 0x5, CH2_PING = 0x6, CH2_GOAWAY = 0x7, CH2_WINDOW_UPDATE = 0x8,
+  CH2_CONTINUATION = 0x9,
+};
+enum { CH2_FLAG_END_STREAM = 0x1, CH2_FLAG_ACK = 0x1, CH2_FLAG_END_HEADERS = 0x4,
+       CH2_FLAG_PADDED = 0x8, CH2_FLAG_PRIORITY = 0x20 };
+
+/* The length of the client connection preface, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n". */
+#define CH2_PREFACE_LENGTH 24u
+/* Whether `length` bytes at `bytes` are the start of the client preface (all of it, or the part
+ * there is). */
+int ch2_is_preface_prefix(const uint8_t *bytes, size_t length);
+
+typedef enum ch2_event_kind {
+  CH2_EVENT_NONE = 0,  /* every byte given was read and no frame ended */
+  CH2_EVENT_FRAME,     /* a frame ended: see ch2_event */
+  CH2_EVENT_ERROR,     /* the reader stopped (reader->status says why); it reads nothing more */
+} ch2_event_kind;
+
+/* What ended with a frame. Every frame gives one event, whatever its type or stream. */
+typedef struct ch2_event {
+  uint8_t kind;            /* ch2_event_kind */
+  uint8_t type;            /* the frame's type (CH2_DATA…; unknown types too) */
+  uint8_t flags;           /* its flags as sent */
+  uint8_t end_stream;      /* DATA or HEADERS with END_STREAM; for the CONTINUATION that ends a
+                              block, the END_STREAM of the HEADERS that began it */
+  uint8_t has_block;       /* a header block ended here (END_HEADERS on a HEADERS, PUSH_PROMISE or
+                              CONTINUATION): reader->block holds it, block_length bytes, for
+                              ch2_hpack_decode; valid until the next ch2_read */
+  uint8_t block_is_push;   /* that block is a PUSH_PROMISE's (a request for promised_stream_id) */
+  uint32_t stream_id;      /* the frame's stream (31 bits); a CONTINUATION's is its HEADERS' */
+  uint32_t frame_bytes;    /* 9 + the payload length */
+  uint32_t promised_stream_id; /* PUSH_PROMISE */
+  uint32_t error_code;     /* RST_STREAM, GOAWAY */
+  uint32_t last_stream_id; /* GOAWAY */
+  uint32_t header_table_size; /* SETTINGS (not ACK) that set SETTINGS_HEADER_TABLE_SIZE; else UINT32_MAX */
+} ch2_event;
+
+/* One direction's frame reader. Layout private to frames.c but for what its comments name. */
+typedef struct ch2_reader {
+  uint8_t status;          /* ch2_status: CH2_OK while reading */
+  uint8_t expect_preface;  /* bytes of the client preface still to come are `24 - preface_seen` */
+  uint8_t preface_seen;
+  uint8_t header_seen;     /* bytes of the current frame's 9-byte header read so far */
+  uint8_t header[9];
+  uint8_t type, flags;
+  uint8_t pad_length;      /* of the current HEADERS/PUSH_PROMISE frame */
+  uint8_t prefix_length;   /* its bytes before the fragment: pad length, priority, promised id */
+  uint8_t block_end_stream, block_is_push, block_open; /* a header block awaits its CONTINUATION */
+  uint8_t control_seen;    /* bytes of `control` read (a SETTINGS entry, RST_STREAM, GOAWAY's head) */
+  uint8_t control[8];
+  uint32_t length;         /* the current frame's payload length */
+  uint32_t payload_seen;   /* bytes of it read so far */
+  uint32_t stream_id;
+  uint32_t block_stream_id;
+  uint32_t promised_stream_id;
+  uint32_t header_table_size; /* of the SETTINGS frame being read */
+  uint32_t block_length;   /* bytes in `block` */
+  uint64_t frames;         /* frames read */
+  uint8_t block[CH2_BLOCK_BYTES];
+} ch2_reader;
+
+/* A fresh reader (scalars only). `expect_preface`: the direction a client sends starts with the
+ * client connection preface (prior knowledge, after an Upgrade: h2c's 101, or over TLS with ALPN
+ * h2); the other direction starts with frames. */
+void ch2_reader_init(ch2_reader *reader, int expect_preface);
+
+/* Reads up to `length` bytes, stopping right after the first byte that ends a frame (or an
+ * error): returns the bytes read and fills `event`. Call it again with the rest until every byte
+ * is read. The events of a byte sequence are the same whatever split it arrives in. */
+size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event);
+
+
+/* The header block of the event just read (has_block), `reader->block_length` bytes. (Swift does
+ * not import arrays as large as `block`.) */
+static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return reader->block; }
+
+#endif

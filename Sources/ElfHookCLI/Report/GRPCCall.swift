@@ -1,0 +1,31 @@
+import NetMonitor
+
+/// A gRPC call, as its http record shows it: an HTTP/2 stream whose response carried a
+/// `grpc-status`, to a target `/package.Service/Method`.
+struct GRPCCall {
+  /// `package.Service`, as OpenTelemetry's `rpc.service`.
+  var service: String
+  /// `Method`, as `rpc.method`.
+  var method: String
+  /// The call's status code (`rpc.grpc.status_code`).
+  var status: Int
+
+  init?(_ http: HTTPRecord) {
+    guard let status = http.grpcStatus else { return nil }
+    let parts = http.target.split(separator: "/", omittingEmptySubsequences: true)
+    guard http.target.hasPrefix("/"), parts.count == 2 else { return nil }
+    self.service = String(parts[0])
+    self.method = String(parts[1])
+    self.status = status
+  }
+
+  /// The name gRPC gives a status code (`NOT_FOUND`), or the number for one it does not name.
+  static func statusName(_ code: Int) -> String {
+    let names = [
+      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+      "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+      "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+    ]
+    return names.indices.contains(code) ? names[code] : String(code)
+  }
+}

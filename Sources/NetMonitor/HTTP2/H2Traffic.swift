@@ -1,0 +1,198 @@
+import CHTTP2
+import CNetMonitor
+
+/// Which bytes are HTTP/2, and their way to the frame readers. Each direction of a connection is
+/// decided by its first bytes, in whatever pieces they come: the request direction is HTTP/2 when
+/// it begins with the client preface (`PRI * HTTP/2.0…`: prior knowledge, or TLS with ALPN h2), the
+/// response direction when it begins with a SETTINGS frame (the server's preface). Anything else is
+/// HTTP/1.x, decided at its first byte (`G`, `P`, `H`…) but for a request beginning `PRI` or a
+/// response beginning with a zero byte, held until they say (at most 3 and 8 bytes). An HTTP/1.1
+/// tunnel (`Upgrade: h2c` answered by 101) decides again where the tunnel begins.
+enum H2Traffic {
+  /// ``ConnectionCore/httpStop`` when no HTTP/2 state was left in the pool (`CNM_H2_POOL_CAPACITY`
+  /// connections at once, or the pool could not be mapped); other values are the `ch2_status` that
+  /// stopped a direction.
+  static let poolExhausted: UInt8 = 255
+  /// Takes a direction's bytes when they are not HTTP/1.x's: HTTP/2 (read), bytes held while the
+  /// direction is undecided, a tunnel or HTTP/2 that stopped (not read). False: HTTP/1.x's, for
+  /// the caller to parse (the bytes held before, if any, were parsed first).
+  static func take(
+    _ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Traffic.Bytes, _ count: Int, from offset: Int = 0,
+    requests: Bool, fromPeer: Bool
+  ) -> Bool {
+    let link = slot.pointer(to: \.h2)!
+    var mode = link.pointee.mode(requests: requests)
+    var held: UInt64 = 0  // the bytes held before this call, and how many
+    var heldCount = 0
+    if mode == H2Link.Mode.undecided {
+      held = requests ? link.pointee.requestsHeld : link.pointee.responsesHeld
+      heldCount = Int(requests ? link.pointee.requestsHeldCount : link.pointee.responsesHeldCount)
+      var seen = held
+      var seenCount = heldCount
+      mode = decide(slot, seen: &seen, seenCount: &seenCount, bytes, count, from: offset, requests: requests)
+      if mode == H2Link.Mode.undecided {  // all of them held: fewer than 9
+        if requests {
+          link.pointee.requestsHeld = seen
+          link.pointee.requestsHeldCount = UInt8(seenCount)
+        } else {
+          link.pointee.responsesHeld = seen
+          link.pointee.responsesHeldCount = UInt8(seenCount)
+        }
+        return true
+      }
+      if requests {
+        link.pointee.requestsMode = mode
+        link.pointee.requestsHeldCount = 0
+      } else {
+        link.pointee.responsesMode = mode
+        link.pointee.responsesHeldCount = 0
+      }
+      if mode == H2Link.Mode.http1 {
+        if heldCount > 0 {
+          withUnsafeBytes(of: &held) { bytes in
+            Traffic.parseHTTP1(slot, .buffer(bytes.baseAddress), heldCount, fromPeer: fromPeer)
+          }
+        }
+        return false
+      }
+      if mode == H2Link.Mode.h2 && !begin(slot, requests: requests) {
+        mode = H2Link.Mode.stopped
+        stop(slot, code: H2Traffic.poolExhausted, requests: requests)
+      }
+    }
+    guard mode == H2Link.Mode.h2 else { return mode != H2Link.Mode.http1 }
+    let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(cnm_load_u64(link.pointer(to: \.connection)!)))!
+    let now = MonotonicClock.now()
+    let context = Traffic.exchangeContext(slot)
+    var status = CH2_OK
+    if heldCount > 0 {
+      withUnsafeBytes(of: &held) { bytes in
+        status = read(connection, UnsafeRawBufferPointer(rebasing: bytes[..<heldCount]), requests: requests, now: now,
+                      context: context)
+      }
+    }
+    var skip = offset
+    bytes.forEachPiece(upTo: count) { piece in
+      guard status == CH2_OK else { return }
+      if skip >= piece.count {
+        skip -= piece.count
+        return
+      }
+      status = read(connection, UnsafeRawBufferPointer(rebasing: piece[skip...]), requests: requests, now: now,
+                    context: context)
+      skip = 0
+    }
+    if status != CH2_OK { stop(slot, code: UInt8(truncatingIfNeeded: status.rawValue), requests: requests) }
+    return true
+  }
+
+  /// Reads a piece of a direction's bytes, frame by frame. Returns what stopped it, or CH2_OK.
+  private static func read(
+    _ connection: UnsafeMutablePointer<H2Connection>, _ piece: UnsafeRawBufferPointer, requests: Bool, now: UInt64,
+    context: ExchangeContext
+  ) -> ch2_status {
+    guard var base = piece.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return CH2_OK }
+    let reader = connection.direction(requests: requests).pointer(to: \.reader)!
+    var left = piece.count
+    while left > 0 {
+      var event = ch2_event()
+      let read = ch2_read(reader, base, left, &event)
+      base += read
+      left -= read
+      switch UInt32(event.kind) {
+      case CH2_EVENT_FRAME.rawValue:
+        let status = connection.frameEnded(event, requests: requests, now: now, context: context)
+        if status != CH2_OK { return status }
+      case CH2_EVENT_ERROR.rawValue:
+        return ch2_status(UInt32(reader.pointee.status))
+      default:
+        break
+      }
+    }
+    return CH2_OK
+  }
+
+  /// What a direction's first bytes say (those seen before, `seen`, then this call's from
+  /// `offset`): HTTP/2, HTTP/1.x (or a tunnel's other protocol), or not yet. `seen` and
+  /// `seenCount` get the first 8 bytes and how many there are (up to 9: the ninth is checked here).
+  private static func decide(
+    _ slot: UnsafeMutablePointer<ConnectionSlot>, seen: inout UInt64, seenCount: inout Int, _ bytes: Traffic.Bytes,
+    _ count: Int, from offset: Int, requests: Bool
+  ) -> UInt8 {
+    var skip = offset
+    var ninth: UInt8 = 0
+    var word = seen
+    var total = seenCount
+    bytes.forEachPiece(upTo: count) { piece in
+      for byte in piece {
+        if total > 8 { return }
+        if skip > 0 {
+          skip -= 1
+          continue
+        }
+        if total < 8 { word |= UInt64(byte) << (8 * UInt64(total)) } else { ninth = byte }
+        total += 1
+      }
+    }
+    seen = word
+    seenCount = total
+    let notHTTP2 = Traffic.isTunnel(slot, requests: requests) ? H2Link.Mode.tunnel : H2Link.Mode.http1
+    if requests {
+      // "PRI " decides; a byte that differs from it, HTTP/1.x.
+      let compared = UInt64(Swift.min(total, 4))
+      let mask: UInt64 = (1 << (8 * compared)) &- 1
+      guard word & mask == 0x2049_5250 & mask else { return notHTTP2 }
+      return total >= 4 ? H2Link.Mode.h2 : H2Link.Mode.undecided
+    }
+    // A response never begins with a zero byte; a SETTINGS frame on stream 0 (its length below
+    // 2^16) does: length, type 4, no flags, stream 0.
+    guard total > 0, word & 0xFF == 0 else { return total == 0 ? H2Link.Mode.undecided : notHTTP2 }
+    guard total >= 9 else { return H2Link.Mode.undecided }
+    let length = (word >> 8 & 0xFF) << 8 | word >> 16 & 0xFF
+    let isSettings = word >> 24 & 0xFF == UInt64(CH2_SETTINGS) && word >> 32 == 0 && ninth == 0 && length % 6 == 0
+    return isSettings ? H2Link.Mode.h2 : notHTTP2
+  }
+
+  /// The direction speaks HTTP/2: the connection's state, taken from the pool by whichever
+  /// direction comes first. After an h2c upgrade, the request that asked for it is stream 1's.
+  /// False when the pool has no entry left.
+  private static func begin(_ slot: UnsafeMutablePointer<ConnectionSlot>, requests: Bool) -> Bool {
+    let link = slot.pointer(to: \.h2)!.pointer(to: \.connection)!
+    var current = cnm_load_u64(link)
+    if current == 0 {
+      guard let taken = UnsafeMutablePointer<H2Connection>.take() else { return false }
+      let address = UInt64(UInt(bitPattern: taken))
+      if !cnm_exchange_u64(link, &current, address) {
+        taken.giveBack()  // the other direction took one first
+      } else {
+        current = address
+      }
+    }
+    if requests && Traffic.isTunnel(slot, requests: true) {
+      let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(current))!
+      slot.pointer(to: \.http)!.upgraded(to: connection, context: Traffic.exchangeContext(slot))
+    }
+    return true
+  }
+
+  /// A direction's HTTP/2 stopped being read: its streams are recorded at the close, without
+  /// what the direction would have said, and the connection's record says why.
+  private static func stop(_ slot: UnsafeMutablePointer<ConnectionSlot>, code: UInt8, requests: Bool) {
+    if requests { slot.pointee.h2.requestsMode = H2Link.Mode.stopped } else { slot.pointee.h2.responsesMode = H2Link.Mode.stopped }
+    if slot.pointee.core.httpStop == 0 { slot.pointee.core.httpStop = code }
+    Traffic.updateWatch(slot)
+  }
+
+  /// The connection closed: its open streams are recorded, and its state goes back to the pool.
+  /// Returns the streams recorded on it.
+  static func finish(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> UInt64 {
+    let link = slot.pointer(to: \.h2)!.pointer(to: \.connection)!
+    let address = cnm_load_u64(link)
+    guard address != 0, let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(address)) else { return 0 }
+    connection.finish(now: MonotonicClock.now(), context: Traffic.exchangeContext(slot))
+    let recorded = connection.pointee.recorded
+    cnm_store_u64(link, 0)
+    connection.giveBack()
+    return recorded
+  }
+}

@@ -1,0 +1,204 @@
+import CHTTP2
+
+/// Bytes from hex digits; whitespace and newlines are skipped.
+func hex(_ text: String) -> [UInt8] {
+  var bytes: [UInt8] = []
+  var high: UInt8? = nil
+  for character in text.utf8 {
+    let digit: UInt8
+    switch character {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = character - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = character - UInt8(ascii: "A") + 10
+    default: continue
+    }
+    if let value = high {
+      bytes.append(value << 4 | digit)
+      high = nil
+    } else {
+      high = digit
+    }
+  }
+  precondition(high == nil, "odd number of hex digits")
+  return bytes
+}
+
+/// "x" followed by the bytes' hex digits.
+func hexText(_ bytes: [UInt8]) -> String {
+  let digits = Array("0123456789abcdef".utf8)
+  var text: [UInt8] = [UInt8(ascii: "x")]
+  for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+  return String(decoding: text, as: UTF8.self)
+}
+
+/// SplitMix64: small, seeded, the same sequence on every run.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// The first `count` bytes of a C array (imported as a tuple).
+func prefix<T>(_ array: T, _ count: Int) -> [UInt8] {
+  withUnsafeBytes(of: array) { Array($0.prefix(count)) }
+}
+
+extension ch2_fields {
+  static func empty() -> ch2_fields {
+    var fields = ch2_fields()
+    ch2_fields_clear(&fields)
+    return fields
+  }
+  var methodText: String { String(decoding: prefix(method, Int(method_length)), as: UTF8.self) }
+  var schemeText: String { String(decoding: prefix(scheme, Int(scheme_length)), as: UTF8.self) }
+  var authorityText: String { String(decoding: prefix(authority, Int(authority_length)), as: UTF8.self) }
+  var pathText: String { String(decoding: prefix(path, Int(path_length)), as: UTF8.self) }
+  var contentTypeText: String { String(decoding: prefix(content_type, Int(content_type_length)), as: UTF8.self) }
+  var grpcMessageText: String { String(decoding: prefix(grpc_message, Int(grpc_message_length)), as: UTF8.self) }
+
+  /// "F status grpc_status method scheme authority path content_type grpc_message", texts as x+hex,
+  /// "-" when empty (the fixtures' format, with present-but-empty written "-" too).
+  var line: String {
+    func text(_ bytes: [UInt8]) -> String { bytes.isEmpty ? "-" : hexText(bytes) }
+    return "F \(status) \(grpc_status) " + [
+      text(prefix(method, Int(method_length))), text(prefix(scheme, Int(scheme_length))),
+      text(prefix(authority, Int(authority_length))), text(prefix(path, Int(path_length))),
+      text(prefix(content_type, Int(content_type_length))), text(prefix(grpc_message, Int(grpc_message_length))),
+    ].joined(separator: " ")
+  }
+}
+
+/// A fixture's "F" line with present-but-empty texts ("x") written "-", as `ch2_fields.line` does.
+func normalizedFieldsLine(_ line: Substring) -> String {
+  line.split(separator: " ").map { $0 == "x" ? "-" : String($0) }.joined(separator: " ")
+}
+
+/// A `ch2_hpack_decoder` on the heap (it is 20 KiB).
+final class HPACKDecoder {
+  let state = UnsafeMutablePointer<ch2_hpack_decoder>.allocate(capacity: 1)
+
+  init(limit: UInt32 = 4096) {
+    ch2_hpack_init(state)
+    ch2_hpack_set_limit(state, limit)
+  }
+  deinit { state.deallocate() }
+
+  /// Decodes `block` (copied to a buffer of exactly its size).
+  func decode(_ block: [UInt8]) -> (status: ch2_status, fields: ch2_fields) {
+    var fields = ch2_fields()
+    let status = block.withUnsafeBufferPointer { ch2_hpack_decode(state, $0.baseAddress, $0.count, &fields) }
+    return (status, fields)
+  }
+
+  /// The dynamic table, newest first.
+  var entries: [(name: String, value: String)] {
+    rawEntries.map { (String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self)) }
+  }
+  var rawEntries: [(name: [UInt8], value: [UInt8])] {
+    var result: [(name: [UInt8], value: [UInt8])] = []
+    var name = [UInt8](repeating: 0, count: Int(CH2_HPACK_TABLE_SIZE))
+    var value = [UInt8](repeating: 0, count: Int(CH2_HPACK_TABLE_SIZE))
+    var index: UInt32 = 1
+    while true {
+      var nameLength = 0
+      var valueLength = 0
+      let found = ch2_hpack_entry_at(state, index, &name, name.count, &nameLength, &value, value.count, &valueLength)
+      if found == 0 { break }
+      result.append((Array(name.prefix(nameLength)), Array(value.prefix(valueLength))))
+      index += 1
+    }
+    return result
+  }
+  var size: UInt32 { state.pointee.size }
+  var maxSize: UInt32 { state.pointee.max_size }
+}
+
+/// A `ch2_reader` on the heap, with the events it gave.
+final class FrameReader {
+  let state = UnsafeMutablePointer<ch2_reader>.allocate(capacity: 1)
+
+  init(expectPreface: Bool) { ch2_reader_init(state, expectPreface ? 1 : 0) }
+  deinit { state.deallocate() }
+
+  var status: ch2_status { ch2_status(rawValue: UInt32(state.pointee.status)) }
+  var block: [UInt8] {
+    Array(UnsafeBufferPointer(start: ch2_reader_block(state), count: Int(state.pointee.block_length)))
+  }
+
+  /// Reads `bytes` (in one call per chunk between `cuts`, each chunk in a buffer of exactly its
+  /// size), calling `onEvent` for every event other than NONE; checks what ch2_read returns.
+  func feed(_ bytes: [UInt8], cuts: [Int] = [], onEvent: (ch2_event) -> Void) {
+    var start = 0
+    for end in cuts.filter({ $0 > 0 && $0 < bytes.count }).sorted() + [bytes.count] where end > start {
+      let chunk = Array(bytes[start..<end])
+      chunk.withUnsafeBufferPointer { buffer in
+        var offset = 0
+        while offset < buffer.count {
+          var event = ch2_event()
+          let read = ch2_read(state, buffer.baseAddress! + offset, buffer.count - offset, &event)
+          precondition(read > 0 && read <= buffer.count - offset, "ch2_read returned \(read)")
+          offset += read
+          if event.kind == UInt8(CH2_EVENT_NONE.rawValue) {
+            precondition(offset == buffer.count, "NONE before the end of the bytes")
+          } else {
+            onEvent(event)
+          }
+        }
+      }
+      start = end
+    }
+  }
+}
+
+extension ch2_event {
+  /// "V kind type flags end_stream has_block block_is_push stream_id frame_bytes promised_stream_id
+  /// error_code last_stream_id header_table_size", the fixtures' format.
+  var line: String {
+    "V \(kind) \(type) \(flags) \(end_stream) \(has_block) \(block_is_push) \(stream_id) \(frame_bytes) "
+      + "\(promised_stream_id) \(error_code) \(last_stream_id) \(header_table_size)"
+  }
+  var isFrame: Bool { kind == UInt8(CH2_EVENT_FRAME.rawValue) }
+  var isError: Bool { kind == UInt8(CH2_EVENT_ERROR.rawValue) }
+}
+
+/// A frame: its 9-byte header, then `payload`.
+func frame(_ type: Int, flags: Int = 0, stream: UInt32, _ payload: [UInt8] = []) -> [UInt8] {
+  let length = payload.count
+  return [UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), UInt8(type), UInt8(flags)]
+    + bigEndian(stream) + payload
+}
+
+func bigEndian(_ value: UInt32) -> [UInt8] {
+  [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+}
+
+/// The client connection preface.
+let clientPreface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+/// What reading `bytes` in the chunks between `cuts` gives: the events' lines and, after each
+/// block, the fields the decoder read from it (a decoding error as "error <status>").
+func readAndDecode(_ bytes: [UInt8], expectPreface: Bool, cuts: [Int] = [], limit: UInt32 = 16384) -> [String] {
+  let reader = FrameReader(expectPreface: expectPreface)
+  let decoder = HPACKDecoder(limit: limit)
+  var lines: [String] = []
+  var decoding = true
+  reader.feed(bytes, cuts: cuts) { event in
+    lines.append(event.line)
+    if event.isError { lines.append("error \(String(cString: ch2_status_name(reader.status)))") }
+    if event.has_block != 0 && decoding {
+      let (status, fields) = decoder.decode(reader.block)
+      if status == CH2_OK {
+        lines.append(fields.line)
+      } else {
+        lines.append("error \(String(cString: ch2_status_name(status)))")
+        decoding = false
+      }
+    }
+  }
+  return lines
+}
