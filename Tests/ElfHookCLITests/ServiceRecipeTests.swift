@@ -4,8 +4,8 @@ import Testing
 
 @testable import ElfHookCLI
 
-/// The README's recipe for a long-running service ("Watching a service"), run here under a shell
-/// supervisor: this machine's PID 1 is not systemd, so the loop below stands in for
+/// The recipe for a long-running service (docs/injection-and-rings.md, "Watching a service"), run
+/// here under a shell supervisor: this machine's PID 1 is not systemd, so the loop below stands in for
 /// `Restart=always`, and starts the service with exactly the drop-in's environment
 /// (examples/systemd/elfhook.conf: LD_PRELOAD and ELFHOOK_OUTPUT=/dev/shm/…/%p.ring), while
 /// `elfhook export --jsonl FILE --follow --state DIR RINGDIR` runs beside it as the exporter unit

@@ -1,7 +1,7 @@
 import Foundation
 import NetMonitor
 
-/// How one `http` record becomes OTLP spans (also in the README, "elfhook export").
+/// How one `http` record becomes OTLP spans (also in docs/export.md, "Spans").
 ///
 /// **The request span.** Kind `CLIENT` or `SERVER` from the record's `role` (a record without one
 /// was written before roles existed, when only clients were recorded: `CLIENT`). Its name is the

@@ -1,4 +1,4 @@
-/// One histogram the exporter keeps (also in the README, "elfhook export"). Names follow the
+/// One histogram the exporter keeps (also in docs/export.md, "Metrics"). Names follow the
 /// OpenTelemetry semantic conventions where they define one; what they do not define is under
 /// `elfhook.`:
 /// - `http.client.request.duration`, `http.server.request.duration` (s): `duration_ms` of each
