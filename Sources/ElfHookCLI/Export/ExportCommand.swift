@@ -34,7 +34,14 @@ struct ExportCommand: ParsableCommand {
       go out every 5 seconds, and Ctrl-C or SIGTERM stop it with the cursor saved. A batch the \
       collector refuses (HTTP 4xx) is reported in one line and skipped.
 
-      With --prometheus ADDR instead of --otlp, the same metrics (one mapping, NetMonitorMetrics)       are served at http://ADDR/metrics in the Prometheus exposition format, with Prometheus's       names (http_client_request_duration_seconds, dns_lookup_duration_seconds,       elfhook_connection_errors_total…), the files followed as they grow (every 500 ms) until       Ctrl-C. ADDR is HOST:PORT, [IPV6]:PORT, or :PORT / PORT for 127.0.0.1. A Prometheus       endpoint holds its totals in memory: restarted, it reads the files again from their start       (JSON Lines), which Prometheus sees as a counter reset. It takes a record ring's records out       (it becomes the ring's consumer), so do not point it and an OTLP export at the same ring.
+      With --prometheus ADDR instead of --otlp, the same metrics (one mapping, NetMonitorMetrics) \
+      are served at http://ADDR/metrics in the Prometheus exposition format, with Prometheus's names \
+      (http_client_request_duration_seconds, dns_lookup_duration_seconds, \
+      elfhook_connection_errors_total…), the files followed as they grow (every 500 ms) until \
+      Ctrl-C. ADDR is HOST:PORT, [IPV6]:PORT, or :PORT / PORT for 127.0.0.1. A Prometheus endpoint \
+      holds its totals in memory: restarted, it reads the files again from their start (JSON Lines), \
+      which Prometheus sees as a counter reset. It takes a record ring's records out (it becomes the \
+      ring's consumer), so do not point it and an OTLP export at the same ring.
 
       With --jsonl FILE instead, the records are appended to FILE as JSON Lines (what `elfhook \
       run --output` writes), exactly once: each batch is synced to disk before the cursor moves, \
@@ -50,11 +57,14 @@ struct ExportCommand: ParsableCommand {
       Examples:
         elfhook run --output app.jsonl -- ./app
         elfhook export --otlp http://127.0.0.1:4318 app.jsonl
-        elfhook export --otlp http://collector:4318 --follow --service-name checkout app.jsonl
+        elfhook export --otlp http://collector:4318 --follow \\
+          --service-name checkout app.jsonl
         ELFHOOK_OUTPUT=/dev/shm/app.ring LD_PRELOAD=libElfHookPreload.so ./app &
-        elfhook export --otlp https://otel.example.com --follow --state /var/lib/elfhook /dev/shm/app.ring
+        elfhook export --otlp https://otel.example.com --follow \\
+          --state /var/lib/elfhook /dev/shm/app.ring
         elfhook export --prometheus 127.0.0.1:9464 app.jsonl
-        elfhook export --jsonl /var/log/elfhook/records.jsonl --follow --state /var/lib/elfhook /dev/shm/elfhook
+        elfhook export --jsonl /var/log/elfhook/records.jsonl --follow \\
+          --state /var/lib/elfhook /dev/shm/elfhook
       """
   )
 
