@@ -112,7 +112,7 @@ struct ExportCommand: ParsableCommand {
         throw ValidationError("--jsonl, --otlp and --prometheus are three exports: run one elfhook export for each")
       }
       guard serviceName == nil else { throw ValidationError("--service-name belongs to --otlp") }
-      guard !records.contains(where: { ExportSession.absolutePath($0) == ExportSession.absolutePath(jsonl) }) else {
+      guard !records.contains(where: { RecordFollower.absolutePath($0) == RecordFollower.absolutePath(jsonl) }) else {
         throw ValidationError("--jsonl \(jsonl) is also a record file to read")
       }
       guard metricsInterval > 0 else { throw ValidationError("--metrics-interval must be positive") }

@@ -27,12 +27,10 @@ import SwiftProtobuf
 /// With ``ExportConfiguration/jsonLinesPath``, batches are appended to that file instead
 /// (``JSONLinesDestination``), with the same cursors; no metrics are kept.
 ///
-/// A directory among the record paths is watched: every record ring in it (a name with `.ring`
-/// in it, as `ELFHOOK_OUTPUT=DIR/%p.ring` makes them) is exported, those that appear later too
-/// (the directory is listed at every poll). A ring found there whose process has exited
-/// (``RingProducer``) is exported to its end, then removed, and its cursor forgotten: a service
-/// that restarts or forks for days does not fill `/dev/shm`. Files named on the command line are
-/// never removed.
+/// The files are read through a ``RecordFollower``: a directory among the record paths is
+/// watched for rings, and a ring there whose process has exited is exported to its end, then
+/// removed, and its cursor forgotten. A line that is not a record is reported and skipped;
+/// without `follow`, the run then ends with status 1.
 final class ExportSession {
   let configuration: ExportConfiguration
   private let client: OTLPClient?
@@ -41,20 +39,6 @@ final class ExportSession {
   private var rejectedRecords = 0
   private var metricsSent = false
   private var output: JSONLinesDestination?
-
-  /// A record file being exported: its cursor's key (its absolute path), and whether it was
-  /// found in a watched directory (and is removed once its process is gone and it is exported).
-  private struct Entry {
-    var key: String
-    var source: any RecordSource
-    var inWatchedDirectory: Bool
-  }
-
-  private var entries: [Entry] = []
-  /// Directories watched for rings.
-  private var directories: [String] = []
-  /// Files in a watched directory that are not rings, or could not be opened as one (said once).
-  private var passedOver: Set<String> = []
 
   /// A session; nothing is opened or sent before ``run()``.
   init(configuration: ExportConfiguration, log: @escaping (String) -> Void) {
@@ -79,64 +63,32 @@ final class ExportSession {
       state.jsonLinesOutput = destination.cursor
       output = destination
     }
-    for path in configuration.recordPaths {
-      var status = stat()
-      if stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
-        directories.append(path)
-        continue
-      }
-      try add(path, inWatchedDirectory: false)
-    }
-    try discoverRings()
+    let follower = try RecordFollower(paths: configuration.recordPaths, saved: state.cursors, log: log)
+    for entry in follower.entries { state.cursors[entry.key] = entry.source.cursor }
     try store.save(state)
 
     var lastMetrics = Self.now()
     while !StopSignal.isRequested {
-      var progressed = false
-      var skippedUnfinished = false
-      try discoverRings()
-      var finished: [Int] = []
-      for (index, entry) in entries.enumerated() {
-        let source = entry.source
-        // Asked before the last read: a producer gone now published its last record before.
-        let producerGone = entry.inWatchedDirectory && !((source as? RingSource)?.producerIsRunning ?? true)
-        var caughtUp = false
-        while !StopSignal.isRequested {
-          guard let batch = try source.nextBatch(maxSpans: TraceBatch.maxSpans, atEnd: !configuration.follow) else {
-            caughtUp = true
-            break
-          }
-          guard try deliver(batch, from: source) else { break }
-          state.cursors[entry.key] = source.cursor
-          if let output { state.jsonLinesOutput = output.cursor }
-          try store.save(state)
-          source.didPersist(batch)
-          progressed = true
-          metricsSent = false
-        }
-        guard producerGone, caughtUp, !StopSignal.isRequested, let ring = source as? RingSource else { continue }
-        if ring.skipUnfinished() {
-          // A slot its process was killed writing: read on past it, at once (--follow or not).
-          progressed = true
-          skippedUnfinished = true
-          continue
-        }
-        finished.append(index)
+      for entry in try follower.discoverRings(saved: state.cursors) { state.cursors[entry.key] = entry.source.cursor }
+      let pass = try follower.pass(atEnd: !configuration.follow) { batch, entry in
+        guard try deliver(batch, from: entry.source) else { return false }
+        state.cursors[entry.key] = entry.source.cursor
+        if let output { state.jsonLinesOutput = output.cursor }
+        try store.save(state)
+        entry.source.didPersist(batch)
+        metricsSent = false
+        return true
       }
-      if !finished.isEmpty {
-        for index in finished.reversed() {
-          let entry = entries.remove(at: index)
-          state.cursors[entry.key] = nil
-          unlink(entry.source.path)
-        }
+      if !pass.removed.isEmpty {
+        for key in pass.removed { state.cursors[key] = nil }
         try store.save(state)
       }
-      guard configuration.follow || skippedUnfinished else { break }
+      guard configuration.follow || pass.skippedUnfinished else { break }
       if Double(Self.now() &- lastMetrics) / 1e9 >= configuration.metricsInterval {
         exportMetricsOnce()
         lastMetrics = Self.now()
       }
-      if !progressed { StopSignal.sleep(configuration.pollInterval) }
+      if !pass.progressed { StopSignal.sleep(configuration.pollInterval) }
     }
     if client == nil {
       if StopSignal.isRequested && !configuration.follow {
@@ -156,36 +108,9 @@ final class ExportSession {
       throw CommandFailure.input(
         "the collector at \(configuration.collectorURL) rejected \(rejectedRecords) records (see above)")
     }
-  }
-
-  /// Opens `path` as a record source and adds it (a ring, else JSON Lines).
-  private func add(_ path: String, inWatchedDirectory: Bool) throws {
-    let key = Self.absolutePath(path)
-    let saved = state.cursors[key]
-    let source: any RecordSource =
-      RecordFiles.isRecordRing(path)
-      ? try RingSource(path: path, saved: saved) : try JSONLinesSource(path: path, saved: saved, log: log)
-    state.cursors[key] = source.cursor
-    entries.append(Entry(key: key, source: source, inWatchedDirectory: inWatchedDirectory))
-  }
-
-  /// Adds the rings that appeared in the watched directories. A ring whose header is not written
-  /// yet (its magic comes last) is looked at again at the next poll; a file that cannot be read
-  /// as a ring is said once and passed over.
-  private func discoverRings() throws {
-    for directory in directories {
-      guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
-      for name in names.sorted() where name.contains(".ring") {
-        let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-        guard !passedOver.contains(path), !entries.contains(where: { $0.source.path == path }) else { continue }
-        guard RecordFiles.isRecordRing(path) else { continue }
-        do {
-          try add(path, inWatchedDirectory: true)
-        } catch let error as RecordFileError {
-          log("\(error); passing it over")
-          passedOver.insert(path)
-        }
-      }
+    if follower.skippedLines > 0 && !configuration.follow {
+      let lines = follower.skippedLines == 1 ? "1 line" : "\(follower.skippedLines) lines"
+      throw CommandFailure.input("\(lines) of the record files not records, skipped (see above)")
     }
   }
 
@@ -269,12 +194,5 @@ final class ExportSession {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-  }
-
-  /// `path` made absolute and resolved (the key of its cursor), or as given when it cannot be.
-  static func absolutePath(_ path: String) -> String {
-    guard let resolved = realpath(path, nil) else { return path }
-    defer { free(resolved) }
-    return String(cString: resolved)
   }
 }
