@@ -115,7 +115,7 @@ let package = Package(
     .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
     .testTarget(name: "HTTP2ReaderTests", dependencies: ["CHTTP2"]),
     .testTarget(
-      name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor", "OTLPProto"],
+      name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor", "NetMonitorMetrics", "OTLPProto"],
       exclude: ["Support/otlp_receiver.py"]),
     .testTarget(
       name: "NetMonitorMetricsTests",
