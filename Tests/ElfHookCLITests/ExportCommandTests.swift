@@ -1,6 +1,7 @@
 import Foundation
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 
@@ -10,7 +11,7 @@ import Testing
 struct ExportCommandTests {
   private static func elfhook() throws -> String {
     try #require(OTLPReceiver.isAvailable, "python3 with opentelemetry-proto is missing: run scripts/install-dependencies")
-    return try #require(ExportProducts.elfhook, Comment(rawValue: ExportProducts.missing))
+    return try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
   }
 
   /// `count` HTTP records of one process, each on a reused connection (one span each).
@@ -296,7 +297,7 @@ struct ExportCommandTests {
   @Test("a record ring: its slots are freed only once the collector has its spans")
   func ring() throws {
     let elfhook = try Self.elfhook()
-    let library = try #require(ExportProducts.preloadLibrary)
+    let library = try #require(BuiltProducts.preloadLibrary)
     let directory = try TemporaryDirectory("export-ring")
     defer { directory.remove() }
     let receiver = try OTLPReceiver(in: directory)
@@ -320,7 +321,7 @@ struct ExportCommandTests {
 
   @Test("a ring's acknowledged slots not yet freed when the exporter died are freed at the next start, not resent")
   func ringCrashWindow() throws {
-    let library = try #require(ExportProducts.preloadLibrary, Comment(rawValue: ExportProducts.missing))
+    let library = try #require(BuiltProducts.preloadLibrary, Comment(rawValue: BuiltProducts.missingMessage))
     let directory = try TemporaryDirectory("export-ring-window")
     defer { directory.remove() }
     let ring = directory.path("curl.ring")

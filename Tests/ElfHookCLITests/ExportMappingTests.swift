@@ -2,6 +2,7 @@ import Foundation
 import NetMonitor
 import NetMonitorMetrics
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 
@@ -100,11 +101,11 @@ struct RecordFollowerTests {
   }
 
   @Test func ringIsDrained() throws {
-    let elfhook = try #require(BuiltElfHook.path, Comment(rawValue: BuiltElfHook.missing))
+    let elfhook = try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
     let library = URL(fileURLWithPath: elfhook).deletingLastPathComponent().appendingPathComponent("libElfHookPreload.so").path
     let directory = try TemporaryDirectory("poller-ring")
     defer { directory.remove() }
-    let run = try BuiltElfHook.run([
+    let run = try ProgramRun.run([
       "/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path("getent.ring"))",
       "/usr/bin/getent", "ahosts", "localhost",
     ])
@@ -118,13 +119,13 @@ struct RecordFollowerTests {
   }
 
   @Test func watchedDirectorysExitedRingIsReadThenRemoved() throws {
-    let elfhook = try #require(BuiltElfHook.path, Comment(rawValue: BuiltElfHook.missing))
+    let elfhook = try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
     let library = URL(fileURLWithPath: elfhook).deletingLastPathComponent().appendingPathComponent("libElfHookPreload.so").path
     let directory = try TemporaryDirectory("follower-watched")
     defer { directory.remove() }
     let followed = try follow([directory.url.path])
     #expect(try poll(followed).records.isEmpty)
-    let run = try BuiltElfHook.run([
+    let run = try ProgramRun.run([
       "/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(directory.path("%p.ring"))",
       "/usr/bin/getent", "ahosts", "localhost",
     ])

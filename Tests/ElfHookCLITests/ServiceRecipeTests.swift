@@ -1,6 +1,7 @@
 import Foundation
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 
@@ -15,8 +16,8 @@ struct ServiceRecipeTests {
   /// The bundle's files when scripts/package built it, else the debug build's.
   private static func products() throws -> (elfhook: String, library: String) {
     if let elfhook = ReleaseBundle.elfhook, let library = ReleaseBundle.preloadLibrary { return (elfhook, library) }
-    let elfhook = try #require(ExportProducts.elfhook, Comment(rawValue: ExportProducts.missing))
-    return (elfhook, try #require(ExportProducts.preloadLibrary))
+    let elfhook = try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
+    return (elfhook, try #require(BuiltProducts.preloadLibrary))
   }
 
   /// A forking HTTP server (each request served by a child process, as a pre-fork or CGI-style

@@ -2,6 +2,7 @@ import CNetMonitor
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 

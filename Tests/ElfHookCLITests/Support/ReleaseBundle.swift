@@ -1,6 +1,7 @@
 import ElfHookCLI
 import Foundation
 import Testing
+import TestSupport
 
 /// The release bundle `scripts/package` built (scripts/test builds it before `swift test`: a
 /// release build is minutes, once per test run), unpacked once per test process into a
