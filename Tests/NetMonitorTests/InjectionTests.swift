@@ -16,18 +16,8 @@ struct InjectionTests {
     return (elfhook, try #require(BuiltProducts.preloadLibrary))
   }
 
-  /// A directory of the test's own (a test removes it with `defer { scratch.remove() }`).
-  /// A fresh directory, under /dev/shm where there is one: rings the tests record into live
-  /// where `elfhook run` puts them (a ring on a disk filesystem makes the injected library say so).
-  struct Scratch {
-    let url = memoryTemporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
-    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    func remove() { try? FileManager.default.removeItem(at: url) }
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-  }
-
   /// Builds the C program `source` with the system compiler; the binary's URL.
-  static func compile(_ source: String, named name: String, in scratch: Scratch, flags: [String] = [])
+  static func compile(_ source: String, named name: String, in scratch: TemporaryDirectory, flags: [String] = [])
     throws -> URL
   {
     let file = scratch.file(name + ".c")
@@ -107,7 +97,7 @@ struct InjectionTests {
   func minimalImports() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     // socket, connect, write, read, close: the connect hook still needs getsockopt's original.
     let binary = try Self.compile(
@@ -149,7 +139,7 @@ struct InjectionTests {
   func nginxSendfile() throws {
     let (elfhook, _) = try Self.products()
     try #require(LoopbackNginx.isInstalled, "nginx is not installed")
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     try FileManager.default.createDirectory(at: scratch.file("www"), withIntermediateDirectories: true)
     try Data(repeating: UInt8(ascii: "s"), count: 50_000).write(to: scratch.file("www/file.bin"))
@@ -224,7 +214,7 @@ struct InjectionTests {
     #expect(run.status == 127)
     #expect(run.stderr == "elfhook: no-such-command-elfhook: command not found\n")
     // A script whose interpreter is missing is there: what is missing is said, as a shell says it.
-    let scripts = try Scratch()
+    let scripts = try TemporaryDirectory("injection")
     defer { scripts.remove() }
     let orphanScript = scripts.file("orphan-script")
     try "#!/nonexistent/interpreter\n".write(to: orphanScript, atomically: true, encoding: .utf8)
@@ -237,7 +227,7 @@ struct InjectionTests {
     let directory = try ProgramRun.run([elfhook, "run", "--", "/etc"])
     #expect(directory.status == 126)
     #expect(directory.stderr == "elfhook: /etc: Permission denied\n")
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let script = scratch.file("no-shebang")
     try "echo from-script \"$1\"\nexit 4\n".write(to: script, atomically: true, encoding: .utf8)
@@ -255,7 +245,7 @@ struct InjectionTests {
   func twoProcesses() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let url = "http://127.0.0.1:\(server.port)"
@@ -296,7 +286,7 @@ struct InjectionTests {
   func killedProcessKeepsItsRecords() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let program = """
@@ -322,7 +312,7 @@ struct InjectionTests {
   func backgroundDescendant() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // sh exits at once, exit 3; its background child connects 0.3 s later, orphaned.
@@ -337,7 +327,7 @@ struct InjectionTests {
   func survivorStaysQuiet() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let survivorOutput = scratch.file("survivor.txt")
     let runErrors = scratch.file("run-stderr.txt")
@@ -381,7 +371,7 @@ struct InjectionTests {
   func mappedAddress() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // As Java connects: an AF_INET6 socket to ::ffff:127.0.0.1 for the lookup's 127.0.0.1.
@@ -406,7 +396,7 @@ struct InjectionTests {
   func forkedChild() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // The parent opens a connection before the fork and closes it after: only the parent's
@@ -442,7 +432,7 @@ struct InjectionTests {
   @Test("a server that accepts and forks: each child records the exchanges it served on its connection")
   func forkPerConnectionServer() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let program = """
@@ -499,7 +489,7 @@ struct InjectionTests {
     #expect(!neededText.contains("libelf"))
     #expect(!neededText.contains("libFoundation"))
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let run = try ProgramRun.run(
       ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring",
@@ -527,7 +517,7 @@ struct InjectionTests {
   @Test("ELFHOOK_DISABLE=1 injects but records nothing; bad configuration is one line and no change")
   func configuration() throws {
     let (_, library) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let script = "echo out; exit 3"
     let base = ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring"]
@@ -567,7 +557,7 @@ struct InjectionTests {
   @Test("SIGTERM sent to elfhook reaches the command, whose exit status comes back")
   func forwardsSigterm() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let ready = scratch.file("ready")
     let program = """
@@ -592,7 +582,7 @@ struct InjectionTests {
   @Test("a statically linked command still runs, with one line saying it is not monitored")
   func staticCommand() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let binary = try Self.compile(
       "#include <stdio.h>\nint main(void) { puts(\"static hello\"); return 5; }\n", named: "hello-static",
@@ -607,7 +597,7 @@ struct InjectionTests {
   @Test("--output refuses a symbolic link and another user's file, before running anything")
   func outputFileSafety() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let target = scratch.file("victim")
     try "precious\n".write(to: target, atomically: true, encoding: .utf8)
@@ -637,8 +627,3 @@ struct InjectionTests {
     #expect(stat(own.path, &status) == 0 && status.st_mode & 0o777 == 0o600)
   }
 }
-
-/// /dev/shm when it can be written (a memory filesystem, where record rings belong), else the
-/// system's temporary directory.
-let memoryTemporaryDirectory: URL =
-  access("/dev/shm", W_OK) == 0 ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory

@@ -59,8 +59,7 @@ struct TLSOnTheWireTests {
 
   /// The ServerHello `openssl s_server` (`version`: -tls1_2 or -tls1_3) answers `hello` with.
   static func serverHello(answering hello: [UInt8], version: String) throws -> [UInt8] {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-wire-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("tls-wire", inSharedMemory: false).url
     defer { try? FileManager.default.removeItem(at: directory) }
     let tls = try LoopbackServer.makeCertificate(in: directory)
     let port = try LoopbackNginx.freePort()
@@ -131,7 +130,7 @@ struct TLSOnTheWireTests {
   func gnutlsClient() throws {
     let (elfhook, _) = try InjectionTests.products()
     try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/wget"), "wget is not installed")
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackNginx(files: ["page.bin": 5000], tls: tls)

@@ -17,6 +17,14 @@ public struct TemporaryDirectory: Sendable {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   }
 
+  /// The URL of `file` in the directory.
+  public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+  /// What `file` in the directory holds, as text; `""` when it cannot be read.
+  public func contents(_ name: String) -> String {
+    (try? String(contentsOf: file(name), encoding: .utf8)) ?? ""
+  }
+
   /// The path of `file` in the directory.
   public func path(_ file: String) -> String { url.appendingPathComponent(file).path }
 
