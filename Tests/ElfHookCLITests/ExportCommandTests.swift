@@ -248,7 +248,7 @@ struct ExportCommandTests {
     let said = export.stderr.split(separator: "\n")
     #expect(said.count == 2, "\(export.stderr)")
     #expect(said.first?.hasPrefix("elfhook: \(records):3: not a record: ") == true)
-    #expect(said.last == "elfhook: 1 line of the record files not records, skipped (see above)")
+    #expect(said.last == "elfhook: 1 line of the record files was not a record, skipped (see above)")
     #expect(receiver.spans().count == 3)
     // Run again: the cursor is past the bad line; nothing is sent or said again.
     let again = try TestProcess.run([elfhook, "export", "--otlp", receiver.url, records])

@@ -90,6 +90,12 @@ final class ExportSession {
       }
       if !pass.progressed { StopSignal.sleep(configuration.pollInterval) }
     }
+    try finish(skippedLines: follower.skippedLines)
+  }
+
+  /// After the loop: the last metrics, and how the run ends — status 1 (a `CommandFailure`)
+  /// without `follow` when it was interrupted, or records were rejected or skipped.
+  private func finish(skippedLines: Int) throws {
     if client == nil {
       if StopSignal.isRequested && !configuration.follow {
         throw CommandFailure.input("interrupted; what was written is saved, run the same command to go on")
@@ -108,9 +114,11 @@ final class ExportSession {
       throw CommandFailure.input(
         "the collector at \(configuration.collectorURL) rejected \(rejectedRecords) records (see above)")
     }
-    if follower.skippedLines > 0 && !configuration.follow {
-      let lines = follower.skippedLines == 1 ? "1 line" : "\(follower.skippedLines) lines"
-      throw CommandFailure.input("\(lines) of the record files not records, skipped (see above)")
+    if skippedLines > 0 && !configuration.follow {
+      let lines =
+        skippedLines == 1
+        ? "1 line of the record files was not a record" : "\(skippedLines) lines of the record files were not records"
+      throw CommandFailure.input("\(lines), skipped (see above)")
     }
   }
 
