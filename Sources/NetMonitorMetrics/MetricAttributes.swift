@@ -2,7 +2,7 @@ import NetMonitor
 
 /// The values of the dimensions: each rule of the semantic conventions ``MetricMapping`` follows,
 /// as one small function. The spans of `elfhook export --otlp` follow the same rules for the
-/// attributes they share (the method, `error.type`).
+/// attributes they share (the method, `error.type`, the `Host` header's parts).
 public enum MetricAttributes {
   /// The methods the conventions name; any other becomes `_OTHER`, so a client sending made-up
   /// methods cannot create series.
@@ -43,8 +43,9 @@ public enum MetricAttributes {
   }
 
   /// A `Host` header split into host and port: `example.org:8080`, `[::1]:8080`, `[::1]`,
-  /// `example.org`. The host is lowercased (names are case-insensitive: one series, not two).
-  static func hostAndPort(_ header: String) -> (host: String, port: UInt16?) {
+  /// `example.org`; a bracketed IPv6 literal loses its brackets, as `server.address` wants. The host
+  /// is lowercased (names are case-insensitive: one series, not two).
+  public static func hostAndPort(_ header: String) -> (host: String, port: UInt16?) {
     var host = Substring(header)
     var port: UInt16?
     if host.hasPrefix("["), let close = host.firstIndex(of: "]") {

@@ -131,11 +131,11 @@ struct ExportMappingTests {
 
   @Test("Host headers split into server.address and server.port; OpenSSL's TLS names into the conventions'")
   func hostsAndTLS() {
-    let named = HostAndPort("example.org:8080")
+    let named = MetricAttributes.hostAndPort("Example.org:8080")
     #expect(named.host == "example.org" && named.port == 8080)
-    let literal = HostAndPort("[::1]:80")
+    let literal = MetricAttributes.hostAndPort("[::1]:80")
     #expect(literal.host == "::1" && literal.port == 80)
-    let bare = HostAndPort("example.org")
+    let bare = MetricAttributes.hostAndPort("example.org")
     #expect(bare.host == "example.org" && bare.port == nil)
     let tls13 = TLSVersionName("TLSv1.3")
     #expect(tls13.name == "tls" && tls13.version == "1.3")

@@ -95,7 +95,7 @@ enum HTTPSpanMapping {
   /// `Host` without a port means the scheme's default port.
   static func server(of record: HTTPRecord, role: ConnectionRole) -> (address: String?, port: UInt16?) {
     if let header = record.host, !header.isEmpty {
-      let parsed = HostAndPort(header)
+      let parsed = MetricAttributes.hostAndPort(header)
       return (parsed.host, parsed.port ?? (record.scheme == .https ? 443 : 80))
     }
     return role == .client ? (record.peerAddress, record.peerPort) : (nil, nil)
