@@ -46,7 +46,8 @@ struct ExportMetrics: Codable, Sendable {
     points.removeAll { !$0.fits(boundaries) }  // kept with other buckets by an older version: started over
     let attributes = measurement.attributes.map(Attribute.init)
     let value = measurement.amount.value(in: metric)
-    if let existing = points.firstIndex(where: { $0.attributes == attributes }) {
+    // The same attribute set in any order: a state file from an older version may keep another.
+    if let existing = points.firstIndex(where: { Set($0.attributes) == Set(attributes) }) {
       points[existing].record(value, boundaries: boundaries)
     } else {
       var point = HistogramPoint(attributes: attributes, bucketCount: boundaries.count + 1)
@@ -56,7 +57,7 @@ struct ExportMetrics: Codable, Sendable {
     processes[index].histograms[metric.name] = points
   }
 
-  /// The export request: every histogram, cumulative up to `timeUnixNs`.
+  /// The export request: every stream, cumulative up to `timeUnixNs`.
   func request(serviceName: String?, timeUnixNs: UInt64) -> OTLPMetricsRequest {
     var request = OTLPMetricsRequest()
     for process in processes {
