@@ -112,10 +112,14 @@ let package = Package(
     .executableTarget(name: "hook-cost", dependencies: ["NetMonitor"], path: "Benchmarks/hook-cost"),
     // Instructions per HTTP exchange spent in the head parser (Benchmarks/http-parse/main.swift).
     .executableTarget(name: "http-parse", dependencies: ["NetMonitor"], path: "Benchmarks/http-parse"),
-    .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader"]),
-    .testTarget(name: "HTTP2ReaderTests", dependencies: ["CHTTP2"]),
+    // What the test targets share: waiting for a condition, the seeded generator, scratch
+    // directories, finding the built products, running a program. Used by tests only.
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    .testTarget(name: "ElfHookTests", dependencies: ["ElfHook", "ElfFileReader", "TestSupport"]),
+    .testTarget(name: "HTTP2ReaderTests", dependencies: ["CHTTP2", "TestSupport"]),
     .testTarget(
-      name: "ElfHookCLITests", dependencies: ["ElfHookCLI", "NetMonitor", "OTLPProto"],
+      name: "ElfHookCLITests",
+      dependencies: ["ElfHookCLI", "NetMonitor", "NetMonitorMetrics", "OTLPProto", "TestSupport"],
       exclude: ["Support/otlp_receiver.py"]),
     .testTarget(
       name: "NetMonitorMetricsTests",
@@ -125,7 +129,7 @@ let package = Package(
       ]
     ),
     .testTarget(
-      name: "NetMonitorTests", dependencies: ["NetMonitor"], exclude: [
+      name: "NetMonitorTests", dependencies: ["NetMonitor", "TestSupport"], exclude: [
         "Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c",
         "Support/split_thread_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
         "Support/grpc_calls.py", "Support/tls_get.c",

@@ -73,7 +73,7 @@ static void loopback_pair(int *client, int *server) {
   setsockopt(*client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   /* Also makes this program import getsockopt: libElfHookPreload.so's connect hook calls the
    * original getsockopt, and crashed (SIGILL) in a process that imports connect but not getsockopt
-   * (found by this benchmark; see BENCHMARKS.md). */
+   * (found by this benchmark; see docs/monitor.md). */
   if (getsockopt(*client, SOL_SOCKET, SO_ERROR, &error, &error_length) != 0 || error != 0) die("SO_ERROR");
   close(listener);
 }

@@ -44,7 +44,7 @@ static void open_pair(int *client, int *server) {
   setsockopt(*client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(*server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   /* A client checks its connect; this also makes the program import getsockopt, which
-   * libElfHookPreload.so's connect hook needed (it crashed without; see BENCHMARKS.md). */
+   * libElfHookPreload.so's connect hook needed (it crashed without; see docs/monitor.md). */
   if (getsockopt(*client, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) die("SO_ERROR");
 }
 

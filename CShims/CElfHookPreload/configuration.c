@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 enum { DEFAULT_CAPACITY = 4096, MIN_CAPACITY = 64, MAX_CAPACITY = 1 << 20 };
@@ -67,6 +68,23 @@ static bool check_output_directory(const char *pattern, char *problem, size_t si
   const char *named = cnm_expand_pattern(pattern, (int)getpid(), path, sizeof path) ? path : pattern;
   snprintf(problem, size, "cannot create the record file %s: %s", named, strerror(error));
   return false;
+}
+
+/* statfs(2)'s f_type of the memory filesystems (linux/magic.h). */
+enum { TMPFS_FILESYSTEM = 0x01021994, RAMFS_FILESYSTEM = (int)0x858458f6 };
+
+void elfhook_note_output_filesystem(const elfhook_preload_configuration *configuration) {
+  static bool said;
+  if (configuration->log == ELFHOOK_LOG_OFF || __atomic_exchange_n(&said, true, __ATOMIC_RELAXED)) return;
+  char directory[PATH_MAX];
+  struct statfs filesystem;
+  if (!output_directory(configuration->output, directory) || strchr(directory, '%') ||
+      statfs(directory, &filesystem) != 0)
+    return;
+  if ((int)filesystem.f_type == TMPFS_FILESYSTEM || (int)filesystem.f_type == RAMFS_FILESYSTEM) return;
+  elfhook_say("the record file is in %s, on a disk filesystem: each process pays ~2 ms more for its record ring "
+              "there than under /dev/shm (set ELFHOOK_OUTPUT=/dev/shm/...; ELFHOOK_LOG=off hides this line)",
+              directory);
 }
 
 bool elfhook_run_is_over(const elfhook_preload_configuration *configuration) {

@@ -38,6 +38,7 @@ static cnm_queue *ring_for(const elfhook_preload_configuration *configuration) {
   if (state == NO_RING &&
       __atomic_compare_exchange_n(&ring.state, &state, CREATING, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     cnm_pid = (int32_t)getpid();
+    elfhook_note_output_filesystem(configuration);
     ring.queue = cnm_ring_create(configuration->output, configuration->capacity, CNM_RECORD_SLOT_SIZE,
                                  CNM_RECORD_LAYOUT, CNM_RING_FIRST_RECORDS, ring.path, sizeof ring.path);
     if (!ring.queue && configuration->log != ELFHOOK_LOG_OFF && !elfhook_run_is_over(configuration)) {

@@ -62,6 +62,7 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
   cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
                          .log_level = (int)configuration->log};
   elfhook_lookups_handoff(&handoff);
+  if (!handoff.ring) elfhook_note_output_filesystem(configuration); /* the monitor creates the ring */
   if (start(&handoff) != 0) return false;
   if (handoff.ring) elfhook_lookups_handed_over();
   for (size_t i = 0; i < count; i++) {

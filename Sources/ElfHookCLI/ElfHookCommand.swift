@@ -16,7 +16,10 @@ public struct ElfHookCommand: ParsableCommand {
         elfhook inspect /usr/bin/curl
         elfhook inspect --json --pid 1234
         elfhook export --otlp http://127.0.0.1:4318 records.jsonl
+        elfhook report --format jsonl /dev/shm/elfhook/*.ring
+        elfhook export --jsonl records.jsonl --follow /dev/shm/elfhook
       """,
+    version: ElfHookVersion.current,
     subcommands: [RunCommand.self, InspectCommand.self, ReportCommand.self, ExportCommand.self]
   )
 

@@ -21,11 +21,12 @@ struct InspectCommand: ParsableCommand {
       image that value points into. A slot that points into an image that does not define its symbol \
       is flagged HOOKED?: something rebound it.
 
-      With --json, prints one JSON object: {"pid":…,"notes":[…],"images":[{"path","error","type",\
-      "machine","pie","bind_now","relro","soname","runpath","rpath","load_bias","needed",\
-      "dependencies","slots":[{"symbol","version","version_library","type","kind","offset","relro",\
-      "address","value","points_into","hooked"}]}]}. Every key is always present; numbers that are \
-      addresses are hex strings ("0x4018"); values that do not apply are null.
+      With --json, prints one JSON object: {"pid": …, "notes": […], "images": [{"path", "error", \
+      "type", "machine", "pie", "bind_now", "relro", "soname", "runpath", "rpath", "load_bias", \
+      "needed", "dependencies", "slots": [{"symbol", "version", "version_library", "type", "kind", \
+      "offset", "relro", "address", "value", "points_into", "hooked"}]}]}. \
+      Every key is always present; numbers that are addresses are hex strings ("0x4018"); values \
+      that do not apply are null.
 
       With --function NAME (repeatable, BINARY only), adds one row per function: where it is (its \
       address and size), which symbol table names it (.dynsym: exported; .symtab: not exported, gone \

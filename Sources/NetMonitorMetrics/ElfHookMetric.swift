@@ -15,6 +15,11 @@
 /// | `elfhook.connection.connect.duration` | s | `Timer` | `server.address`, `server.port`, `network.transport`, `error.type` |
 /// | `elfhook.connection.tls.duration` | s | `Timer` | `elfhook.role`, `server.address`, `server.port`, `tls.protocol.version`, `error.type` |
 /// | `elfhook.connection.errors` | {error} | `Counter` | `elfhook.role`, `error.type`, `elfhook.error.call`, `server.address`, `server.port` |
+/// | `rpc.client.duration`, `rpc.server.duration` | ms | `Timer` | `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code`; client only: `server.address`, `server.port` |
+///
+/// This is the one table of every backend: `MetricsSink` (and through it the Prometheus endpoint of
+/// `elfhook export --prometheus`) and `elfhook export --otlp`'s histograms all take their names,
+/// units, buckets and help from it, and their values from ``MetricMapping``.
 ///
 /// Durations are `Timer`s rather than `Recorder`s of seconds: a timer carries its unit (whole
 /// nanoseconds), so each backend converts it to its own — swift-prometheus exports a timer as a
@@ -50,6 +55,10 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
   case tlsDuration = "elfhook.connection.tls.duration"
   /// Connections that ended with an error (the first failure on each).
   case connectionErrors = "elfhook.connection.errors"
+  /// A gRPC call the process made, as the RPC conventions (v1.37.0) name it: in milliseconds.
+  case rpcClientDuration = "rpc.client.duration"
+  /// A gRPC call the process served.
+  case rpcServerDuration = "rpc.server.duration"
 
   /// How swift-metrics records an instrument.
   public enum Instrument: Sendable, Hashable {
@@ -64,9 +73,11 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
   /// The instrument's name, as swift-metrics' `label` (the OpenTelemetry name).
   public var name: String { rawValue }
 
-  /// The unit, as UCUM (OpenTelemetry's notation): `s`, `By`, `{error}`.
+  /// The unit, as UCUM (OpenTelemetry's notation): `s`, `ms` (the RPC conventions' durations),
+  /// `By`, `{error}`. A `Timer` records nanoseconds whatever its unit; a backend converts.
   public var unit: String {
-    switch instrument {
+    if self == .rpcClientDuration || self == .rpcServerDuration { return "ms" }
+    return switch instrument {
     case .timer: "s"
     case .recorder: "By"
     case .counter: "{error}"
@@ -87,6 +98,8 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
     case .connectDuration: "Client connections: connect until established."
     case .tlsDuration: "TLS handshakes."
     case .connectionErrors: "Connections that failed: the first failure of each."
+    case .rpcClientDuration: "gRPC calls the process made."
+    case .rpcServerDuration: "gRPC calls the process served."
     }
   }
 
@@ -121,6 +134,8 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
         MetricDimension.role, MetricDimension.errorType, MetricDimension.errorCall,
         MetricDimension.serverAddress, MetricDimension.serverPort,
       ]
+    case .rpcClientDuration: MetricDimension.rpc + [MetricDimension.serverAddress, MetricDimension.serverPort]
+    case .rpcServerDuration: MetricDimension.rpc
     }
   }
 
@@ -158,6 +173,16 @@ public enum ElfHookMetric: String, Sendable, Hashable, CaseIterable {
     let known = metric.dimensionNames
     let padded = known.map { dimension in (dimension, labels.first { $0.0 == dimension }?.1 ?? "") }
     return (metric.prometheusName, padded + labels.filter { !known.contains($0.0) })
+  }
+
+  /// The histogram's bucket boundaries, in ``unit``: ``durationBucketsSeconds`` (in milliseconds for
+  /// the `ms` instruments), ``sizeBucketsBytes``; none for the counter.
+  public var buckets: [Double] {
+    switch instrument {
+    case .timer: unit == "ms" ? Self.durationBucketsSeconds.map { $0 * 1000 } : Self.durationBucketsSeconds
+    case .recorder: Self.sizeBucketsBytes
+    case .counter: []
+    }
   }
 
   /// The histogram buckets for duration instruments, in seconds: the semantic conventions'

@@ -29,6 +29,16 @@ public enum MetricDimension {
   /// `elfhook.error.call`: the hooked function that failed (`connect`, `read`, `SSL_do_handshake`).
   public static let errorCall = "elfhook.error.call"
 
+  /// `rpc.system`: `grpc`.
+  public static let rpcSystem = "rpc.system"
+  /// `rpc.service`: the gRPC service, `package.Service`.
+  public static let rpcService = "rpc.service"
+  /// `rpc.method`: the gRPC method.
+  public static let rpcMethod = "rpc.method"
+  /// `rpc.grpc.status_code`: the call's status (0 is OK).
+  public static let grpcStatusCode = "rpc.grpc.status_code"
+
   static let clientHTTP = [method, statusCode, serverAddress, serverPort, scheme, errorType]
   static let serverHTTP = [method, statusCode, scheme, errorType]
+  static let rpc = [rpcSystem, rpcService, rpcMethod, grpcStatusCode]
 }

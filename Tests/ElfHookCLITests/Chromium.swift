@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Headless Chromium, to test the HTML report as a browser renders it: the DOM after the page's
 /// scripts ran, and screenshots.

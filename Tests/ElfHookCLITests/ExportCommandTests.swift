@@ -1,6 +1,7 @@
 import Foundation
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 
@@ -10,7 +11,7 @@ import Testing
 struct ExportCommandTests {
   private static func elfhook() throws -> String {
     try #require(OTLPReceiver.isAvailable, "python3 with opentelemetry-proto is missing: run scripts/install-dependencies")
-    return try #require(ExportProducts.elfhook, Comment(rawValue: ExportProducts.missing))
+    return try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
   }
 
   /// `count` HTTP records of one process, each on a reused connection (one span each).
@@ -234,7 +235,7 @@ struct ExportCommandTests {
     #expect(receiver.spans().count == spans.count)
   }
 
-  @Test("a garbage line: the records before it are sent, then one clear error naming the file and line")
+  @Test("a garbage line: reported with its file and line and skipped, the records around it sent, status 1")
   func garbageLine() throws {
     let elfhook = try Self.elfhook()
     let directory = try TemporaryDirectory("export-garbage")
@@ -244,17 +245,23 @@ struct ExportCommandTests {
     let receiver = try OTLPReceiver(in: directory)
     let export = try TestProcess.run([elfhook, "export", "--otlp", receiver.url, records])
     #expect(export.status == 1)
-    #expect(export.stderr.hasPrefix("elfhook: \(records):3: not a record: "))
-    #expect(export.stderr.split(separator: "\n").count == 1)
-    #expect(receiver.spans().count == 2)
+    let said = export.stderr.split(separator: "\n")
+    #expect(said.count == 2, "\(export.stderr)")
+    #expect(said.first?.hasPrefix("elfhook: \(records):3: not a record: ") == true)
+    #expect(said.last == "elfhook: 1 line of the record files was not a record, skipped (see above)")
+    #expect(receiver.spans().count == 3)
+    // Run again: the cursor is past the bad line; nothing is sent or said again.
+    let again = try TestProcess.run([elfhook, "export", "--otlp", receiver.url, records])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(receiver.spans().count == 3)
     // A file cut in the middle of its last line (a writer killed mid-write): the same, at its line.
     let cut = Self.syntheticLines(2, from: 10)
     let truncated = try directory.write(cut[0] + "\n" + cut[1].prefix(40), to: "cut.jsonl")
     let second = try TestProcess.run([elfhook, "export", "--otlp", receiver.url, truncated])
     #expect(second.status == 1)
     #expect(second.stderr.hasPrefix("elfhook: \(truncated):2: not a record: "))
-    #expect(second.stderr.split(separator: "\n").count == 1)
-    #expect(receiver.spans().count == 3)
+    #expect(second.stderr.split(separator: "\n").count == 2)
+    #expect(receiver.spans().count == 4)
   }
 
   @Test("an unreachable collector without --follow: a non-zero exit and one line, in bounded time")
@@ -290,7 +297,7 @@ struct ExportCommandTests {
   @Test("a record ring: its slots are freed only once the collector has its spans")
   func ring() throws {
     let elfhook = try Self.elfhook()
-    let library = try #require(ExportProducts.preloadLibrary)
+    let library = try #require(BuiltProducts.preloadLibrary)
     let directory = try TemporaryDirectory("export-ring")
     defer { directory.remove() }
     let receiver = try OTLPReceiver(in: directory)
@@ -314,7 +321,7 @@ struct ExportCommandTests {
 
   @Test("a ring's acknowledged slots not yet freed when the exporter died are freed at the next start, not resent")
   func ringCrashWindow() throws {
-    let library = try #require(ExportProducts.preloadLibrary, Comment(rawValue: ExportProducts.missing))
+    let library = try #require(BuiltProducts.preloadLibrary, Comment(rawValue: BuiltProducts.missingMessage))
     let directory = try TemporaryDirectory("export-ring-window")
     defer { directory.remove() }
     let ring = directory.path("curl.ring")

@@ -1,6 +1,8 @@
 import Foundation
 import NetMonitor
+import NetMonitorMetrics
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 
@@ -129,11 +131,11 @@ struct ExportMappingTests {
 
   @Test("Host headers split into server.address and server.port; OpenSSL's TLS names into the conventions'")
   func hostsAndTLS() {
-    let named = HostAndPort("example.org:8080")
+    let named = MetricAttributes.hostAndPort("Example.org:8080")
     #expect(named.host == "example.org" && named.port == 8080)
-    let literal = HostAndPort("[::1]:80")
+    let literal = MetricAttributes.hostAndPort("[::1]:80")
     #expect(literal.host == "::1" && literal.port == 80)
-    let bare = HostAndPort("example.org")
+    let bare = MetricAttributes.hostAndPort("example.org")
     #expect(bare.host == "example.org" && bare.port == nil)
     let tls13 = TLSVersionName("TLSv1.3")
     #expect(tls13.name == "tls" && tls13.version == "1.3")
@@ -160,12 +162,49 @@ struct ExportMappingTests {
     #expect(points.map(\.count).reduce(0, +) == 4)
     let ok = try #require(points.first)
     #expect(ok.count == 2 && ok.startTimeUnixNano == 1_000 && ok.timeUnixNano == 9_999)
-    #expect(ok.explicitBounds == MetricInstrument.durationBoundaries)
-    let bucket = try #require(MetricInstrument.durationBoundaries.firstIndex(of: 0.1))
+    #expect(ok.explicitBounds == ElfHookMetric.durationBucketsSeconds)
+    let bucket = try #require(ElfHookMetric.durationBucketsSeconds.firstIndex(of: 0.1))
     #expect(ok.bucketCounts[bucket] == 2)
     // Persisted and read back, the streams go on.
     let decoded = try JSONDecoder().decode(ExportMetrics.self, from: JSONEncoder().encode(metrics))
     #expect(decoded.request(serviceName: nil, timeUnixNs: 9_999) == metrics.request(serviceName: nil, timeUnixNs: 9_999))
+  }
+
+  @Test("OTLP counts what MetricMapping measures, the mapping MetricsSink uses: every instrument, with its attributes")
+  func oneMappingForEveryBackend() throws {
+    var grpc = Self.record(target: "/test.Echo/Fail", status: 200, reused: false)
+    grpc.grpcStatus = 5
+    grpc.tlsMs = 4
+    grpc.tlsVersion = "TLSv1"
+    let refused = ConnectionRecord(
+      pid: 42, process: "curl", startUnixNs: 1, durationMs: 1, id: 4, role: .client, transport: .tcp,
+      host: "api.example.org", peerAddress: "192.0.2.1", peerPort: 8443, dnsMs: nil, connectMs: 1, tlsMs: nil,
+      tlsVersion: nil, bytesSent: 0, bytesReceived: 0, tlsBytesSent: nil, tlsBytesReceived: nil, httpExchanges: 0,
+      error: RecordedError(call: "connect", code: "ECONNREFUSED", message: "Connection refused"))
+    let transactions = [Transaction.http(grpc), .connection(refused)]
+    var metrics = ExportMetrics()
+    transactions.forEach { metrics.record($0) }
+    let sent = metrics.request(serviceName: nil, timeUnixNs: 2).resourceMetrics[0].scopeMetrics[0].metrics
+    let measured = transactions.flatMap(MetricMapping.measurements(of:))
+    #expect(Set(sent.map(\.name)) == Set(measured.map(\.metric.name)))
+    for measurement in measured {
+      let metric = try #require(sent.first { $0.name == measurement.metric.name })
+      #expect(metric.unit == measurement.metric.unit)
+      let expected = measurement.attributes.map { Attribute($0).otlp }
+      let points =
+        metric.histogram.dataPoints.map(\.attributes) + metric.sum.dataPoints.map(\.attributes)
+      #expect(points.contains(expected), "\(measurement.metric)")
+    }
+    // The gRPC call's own duration, in ms; its failure is the error.type of the HTTP duration too.
+    let rpc = try #require(sent.first { $0.name == "rpc.client.duration" })
+    #expect(rpc.unit == "ms" && rpc.histogram.dataPoints.first?.sum == 12.5)
+    let http = try #require(sent.first { $0.name == "http.client.request.duration" })
+    #expect(http.histogram.dataPoints.first?.attributes.first { $0.key == "error.type" }?.value.stringValue == "5")
+    let tls = try #require(sent.first { $0.name == "elfhook.connection.tls.duration" })
+    #expect(tls.histogram.dataPoints.first?.attributes.first { $0.key == "tls.protocol.version" }?.value.stringValue == "1.0")
+    // A failed connection: a monotonic sum, as Prometheus's elfhook_connection_errors_total.
+    let errors = try #require(sent.first { $0.name == "elfhook.connection.errors" })
+    #expect(errors.sum.isMonotonic && errors.sum.dataPoints.map(\.asInt) == [1])
   }
 
   @Test("a connection's phases count once: from its first exchange, else from its connection record")

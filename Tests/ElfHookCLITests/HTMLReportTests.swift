@@ -1,6 +1,7 @@
 import Foundation
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 

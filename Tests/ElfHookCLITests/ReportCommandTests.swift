@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 

@@ -1,5 +1,6 @@
 import Foundation
 import NetMonitor
+import TestSupport
 
 /// A realistic capture built from phase times the scenario chooses itself, so a test knows every
 /// expected answer (phases, bar positions, counts) without asking the code under test.
@@ -187,22 +188,7 @@ func nanoseconds(_ milliseconds: Double) -> UInt64 {
   UInt64((milliseconds * 1_000_000).rounded())
 }
 
-/// A small deterministic generator (SplitMix64), so every run builds the same scenario.
-struct SplitMix64 {
-  private var state: UInt64
-
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+extension SplitMix64 {
   /// A duration in `range`, rounded to the microsecond as the monitor records them.
   mutating func milliseconds(_ range: ClosedRange<Double>) -> Double {
     let unit = Double(next() >> 11) / Double(1 << 53)

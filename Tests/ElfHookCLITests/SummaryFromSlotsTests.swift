@@ -1,6 +1,7 @@
 import CNetMonitor
 import Glibc
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 @testable import NetMonitor

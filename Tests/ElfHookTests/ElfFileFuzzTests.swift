@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import ElfFileReader
 @testable import ElfHook
@@ -11,18 +12,6 @@ import Testing
 @Suite("ElfFile fuzz corpus")
 struct ElfFileFuzzTests {
   typealias Support = ElfTestSupport
-
-  /// SplitMix64: small, seeded, the same sequence on every run.
-  struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
 
   /// The byte ranges worth mutating in `file`.
   static func regions(of file: ElfFile, size: Int) -> [Range<Int>] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ElfFileReader
@@ -14,59 +15,24 @@ enum ElfTestSupport {
     var stderr: String
   }
 
-  /// Runs `executable` with `arguments`, output captured through temporary files (no pipe deadlock).
+  /// Runs `executable` with `arguments` to completion (``ProgramRun``: output captured through
+  /// files, killed and thrown about after `timeout` seconds).
   static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> RunResult {
-    let directory = try temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let outURL = directory.appendingPathComponent("out")
-    let errURL = directory.appendingPathComponent("err")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(2000) }
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
+    let run = try ProgramRun.run([executable] + arguments, timeout: timeout)
     return RunResult(
-      status: process.terminationStatus,
-      signaled: process.terminationReason == .uncaughtSignal,
-      stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+      status: run.status, signaled: run.terminatedBySignal, stdout: run.stdoutText, stderr: run.stderr)
   }
 
+  /// A fresh directory on disk (compiled fixtures run from it); the caller removes it.
   static func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("elfhook-tests-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    try TemporaryDirectory("tests", inSharedMemory: false).url
   }
 
-  /// The package root, from this file's path: Tests/ElfHookTests/<file>.
-  static var packageRoot: URL {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
-  }
+  /// The package root.
+  static var packageRoot: URL { BuiltProducts.packageRoot }
 
-  /// The built `elfhook` executable: `$ELFHOOK_BUILD_DIR/elfhook`, else the one beside the running
-  /// test bundle (same build directory), else `<package>/.build/debug/elfhook`.
-  static var elfhookExecutable: String? {
-    var candidates: [String] = []
-    if let dir = ProcessInfo.processInfo.environment["ELFHOOK_BUILD_DIR"] { candidates.append(dir + "/elfhook") }
-    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-      candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("elfhook").path)
-    }
-    candidates.append(packageRoot.appendingPathComponent(".build/debug/elfhook").path)
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-  }
+  /// The built `elfhook` executable (``BuiltProducts``).
+  static var elfhookExecutable: String? { BuiltProducts.elfhook }
 
   static let missingExecutableMessage =
     "the elfhook executable was not found: run `swift build` first (or set ELFHOOK_BUILD_DIR to the directory that holds it)"

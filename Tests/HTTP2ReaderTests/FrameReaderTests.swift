@@ -1,5 +1,6 @@
 import CHTTP2
 import Testing
+import TestSupport
 
 /// The frame reader: each frame type's event, header blocks over padding, priority and
 /// CONTINUATION, what breaks the framing, and the same events for any split of the bytes.

@@ -1,5 +1,6 @@
 import CHTTP2
 import Testing
+import TestSupport
 
 /// RFC 7541 Appendix C: each example's blocks, what they decode to and the table after each.
 @Suite("HPACK: RFC 7541 Appendix C")

@@ -1,5 +1,6 @@
 import CHTTP2
 import Testing
+import TestSupport
 
 /// Seeded random input for the frame reader and the decoder: random bytes, and truncations and
 /// mutations of the fixture conversation and of HPACK blocks. Nothing may crash (a crash fails the

@@ -31,17 +31,6 @@ func hexText(_ bytes: [UInt8]) -> String {
   return String(decoding: text, as: UTF8.self)
 }
 
-/// SplitMix64: small, seeded, the same sequence on every run.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 /// The first `count` bytes of a C array (imported as a tuple).
 func prefix<T>(_ array: T, _ count: Int) -> [UInt8] {

@@ -36,6 +36,21 @@ import Testing
     #expect(metrics.counters.isEmpty)
   }
 
+  @Test func grpcCallAddsItsRPCDurationAndItsStatusIsTheErrorType() throws {
+    guard case .http(var record) = RecordSamples.http(role: .server) else { return }
+    record.target = "/test.Echo/Fail"
+    record.grpcStatus = 13  // INTERNAL: the server's own failure
+    sink.record(.http(record))
+    let rpc = try metrics.expectTimer(
+      "rpc.server.duration",
+      [("rpc.system", "grpc"), ("rpc.service", "test.Echo"), ("rpc.method", "Fail"), ("rpc.grpc.status_code", "13")])
+    #expect(rpc.values == [120_000_000])
+    let duration = try metrics.expectTimer(
+      "http.server.request.duration",
+      [("http.request.method", "GET"), ("http.response.status_code", "200"), ("url.scheme", "https"), ("error.type", "13")])
+    #expect(duration.values == [120_000_000])
+  }
+
   @Test func exactCountsOverManyRecords() throws {
     for index in 0..<25 { sink.record(RecordSamples.http(durationMs: Double(index))) }
     for _ in 0..<7 { sink.record(RecordSamples.http(status: 503)) }

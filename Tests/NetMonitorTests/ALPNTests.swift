@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -12,7 +13,7 @@ struct ALPNTests {
   /// HTTP/2 on: its connection records and the summary.
   func fetch(_ flag: String) throws -> (connections: [ConnectionRecord], http: Int, stderr: String) {
     let (elfhook, _) = try InjectionTests.products()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackNginx(files: ["page.bin": 5000], tls: tls, http2: true)

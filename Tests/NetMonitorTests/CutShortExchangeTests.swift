@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -9,7 +10,7 @@ import Testing
 @Suite("Exchanges cut short by a close", .serialized)
 struct CutShortExchangeTests {
   /// The records of `curl ARGUMENTS` run under `elfhook run`, with curl's exit status.
-  static func curlRecords(_ arguments: [String], in scratch: InjectionTests.Scratch) throws
+  static func curlRecords(_ arguments: [String], in scratch: TemporaryDirectory) throws
     -> (status: Int32, http: [HTTPRecord], connections: [ConnectionRecord])
   {
     let (elfhook, _) = try InjectionTests.products()
@@ -30,7 +31,7 @@ struct CutShortExchangeTests {
   @Test("a request the server closed on without answering: recorded with no status, its bytes, no first byte")
   func unanswered() throws {
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let (status, http, connections) = try Self.curlRecords(
       ["-s", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/hangup?q=1"], in: scratch)
@@ -48,7 +49,7 @@ struct CutShortExchangeTests {
   @Test("a response the server cut short: its status, the bytes that came, and not complete (an error)")
   func responseCutShort() throws {
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let url = "http://127.0.0.1:\(server.port)"
     let (status, http, connections) = try Self.curlRecords(
@@ -68,7 +69,7 @@ struct CutShortExchangeTests {
   @Test("a body the server answered before it was all sent: the request's bytes are those sent")
   func bodyCutShort() throws {
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let body = scratch.file("body.bin")
     try Data(count: 8 << 20).write(to: body)

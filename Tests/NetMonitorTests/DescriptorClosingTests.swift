@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -12,7 +13,7 @@ struct DescriptorClosingTests {
   func closedWithoutClose() throws {
     let (elfhook, _) = try InjectionTests.products()
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let request = "GET /bytes/7 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n"
     let binary = try InjectionTests.compile(
@@ -108,7 +109,7 @@ extension DescriptorClosingTests {
   func vforkChildClosing() throws {
     let (elfhook, _) = try InjectionTests.products()
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // Debian's python3 starts a subprocess with vfork, whose child calls close_range on every

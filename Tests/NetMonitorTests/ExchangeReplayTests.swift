@@ -2,6 +2,7 @@ import CNetMonitor  // SOCK_*: sys/socket.h may belong to CNetMonitor's module w
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -102,7 +103,7 @@ struct ExchangeReplayTests {
 
   @Test("a client repeating a request to nginx: one at a time, pipelined, and one left unanswered at close")
   func clientRepeats() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackNginx(files: ["r.bin": 700], tls: tls)
@@ -192,7 +193,7 @@ struct ExchangeReplayTests {
     _ = SharedMonitor.sink
     let (listener, port) = InProcessServer.listen()
     defer { close(listener) }
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let bodyFile = scratch.file("body.bin")
     try Data(repeating: UInt8(ascii: "s"), count: 1500).write(to: bodyFile)

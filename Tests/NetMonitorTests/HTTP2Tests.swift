@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -12,7 +13,7 @@ struct HTTP2Tests {
   /// The records of `command` run under `elfhook run`, and its exit status.
   static func run(_ command: [String]) throws -> (status: Int32, records: [Transaction], stderr: String) {
     let (elfhook, _) = try InjectionTests.products()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--"] + command)
@@ -31,7 +32,7 @@ struct HTTP2Tests {
 
   @Test("curl --parallel over TLS (ALPN h2): one h2 record per stream, 20 streams multiplexed on one connection")
   func multiplexed() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackNginx(files: Self.files, tls: tls, http2: true)
@@ -69,7 +70,7 @@ struct HTTP2Tests {
 
   @Test("curl with prior knowledge (cleartext h2): its stream, and the connection's bytes are the frames'")
   func priorKnowledge() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let server = try LoopbackNginx(files: Self.files, tls: try LoopbackServer.makeCertificate(in: scratch.url), http2: true)
     let (status, records, stderr) = try Self.run([
@@ -88,7 +89,7 @@ struct HTTP2Tests {
 
   @Test("curl over TLS with ALPN h2: the streams' records, https, and the connection says h2")
   func tlsALPN() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackNginx(files: Self.files, tls: tls, http2: true)
@@ -112,7 +113,7 @@ struct HTTP2Tests {
   @Test("nghttp: its streams (after its priority anchors) are recorded, and nothing for the anchors")
   func nghttp() throws {
     try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/nghttp"), "nghttp2-client is installed")
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let server = try LoopbackNginx(files: Self.files, tls: try LoopbackServer.makeCertificate(in: scratch.url), http2: true)
     let base = "http://127.0.0.1:\(server.h2cPort)"
@@ -128,7 +129,7 @@ struct HTTP2Tests {
   @Test("nginx serving h2 while monitored: server-role records, cleartext and TLS")
   func nginxServer() throws {
     let (elfhook, _) = try InjectionTests.products()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let output = scratch.file("nginx.jsonl")

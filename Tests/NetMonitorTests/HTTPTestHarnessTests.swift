@@ -126,18 +126,6 @@ func message(_ text: String) -> [SeenEvent] {
   [.started, .head, .complete(UInt64(text.utf8.count))]
 }
 
-/// A deterministic generator for the property and fuzz tests.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 @Suite("HTTP test harness")
 struct HTTPTestHarnessTests {
   @Test("cuts feed every byte exactly once")

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -29,7 +30,7 @@ struct HTTPWholeLineTests {
     ("GET /a HTTP/1.1\nhOsT:\t x.example:81 \t\nX_Under.score~1: v\n\n"
       + "POST /b?q=1 HTTP/1.0\r\nHosp: no\r\nConnectiom: close\r\nContent-Lengtx: 7\r\n"
       + "Transfer-Encodinh: chunked\r\nContent-Length: 3 , 3\r\nConnection: Keep-Alive ;x=1, foo,CLOSE\r\n"
-      + "X-A-Very-Long-Header-Name-Beyond-The-Scratch: 1\r\nX-Folded: a\r\n \t b\r\n\r\nabc"
+      + "X-A-Very-Long-Header-Name-Beyond-The-TemporaryDirectory: 1\r\nX-Folded: a\r\n \t b\r\n\r\nabc"
       + "PUT /c HTTP/1.1\r\nHost:\r\nHOST:  second  \r\nTRANSFER-ENCODING: gzip, Chunked\r\n\r\n0\r\n\r\n"
       + "GET /\(String(repeating: "t", count: 600)) HTTP/1.1\r\n"
       + "Host: \(String(repeating: "h", count: 300))\r\n"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -12,7 +13,7 @@ struct HostHeaderNameTests {
   func curlLocalhost() throws {
     let (elfhook, _) = try InjectionTests.products()
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let run = try ProgramRun.run([

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -11,7 +12,7 @@ struct ImplicitHandshakeTests {
   @Test("openssl s_client: tls_ms and tls_version on the connection and on its exchange")
   func sClient() throws {
     let (elfhook, _) = try InjectionTests.products()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let server = try LoopbackServer(tls: try LoopbackServer.makeCertificate(in: scratch.url))
     let output = scratch.file("records.jsonl")

@@ -2,6 +2,7 @@ import CNetMonitor
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -15,16 +16,8 @@ struct InjectionTests {
     return (elfhook, try #require(BuiltProducts.preloadLibrary))
   }
 
-  /// A directory of the test's own (a test removes it with `defer { scratch.remove() }`).
-  struct Scratch {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("injection-" + UUID().uuidString)
-    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    func remove() { try? FileManager.default.removeItem(at: url) }
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-  }
-
   /// Builds the C program `source` with the system compiler; the binary's URL.
-  static func compile(_ source: String, named name: String, in scratch: Scratch, flags: [String] = [])
+  static func compile(_ source: String, named name: String, in scratch: TemporaryDirectory, flags: [String] = [])
     throws -> URL
   {
     let file = scratch.file(name + ".c")
@@ -104,7 +97,7 @@ struct InjectionTests {
   func minimalImports() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     // socket, connect, write, read, close: the connect hook still needs getsockopt's original.
     let binary = try Self.compile(
@@ -146,7 +139,7 @@ struct InjectionTests {
   func nginxSendfile() throws {
     let (elfhook, _) = try Self.products()
     try #require(LoopbackNginx.isInstalled, "nginx is not installed")
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     try FileManager.default.createDirectory(at: scratch.file("www"), withIntermediateDirectories: true)
     try Data(repeating: UInt8(ascii: "s"), count: 50_000).write(to: scratch.file("www/file.bin"))
@@ -221,7 +214,7 @@ struct InjectionTests {
     #expect(run.status == 127)
     #expect(run.stderr == "elfhook: no-such-command-elfhook: command not found\n")
     // A script whose interpreter is missing is there: what is missing is said, as a shell says it.
-    let scripts = try Scratch()
+    let scripts = try TemporaryDirectory("injection")
     defer { scripts.remove() }
     let orphanScript = scripts.file("orphan-script")
     try "#!/nonexistent/interpreter\n".write(to: orphanScript, atomically: true, encoding: .utf8)
@@ -234,7 +227,7 @@ struct InjectionTests {
     let directory = try ProgramRun.run([elfhook, "run", "--", "/etc"])
     #expect(directory.status == 126)
     #expect(directory.stderr == "elfhook: /etc: Permission denied\n")
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let script = scratch.file("no-shebang")
     try "echo from-script \"$1\"\nexit 4\n".write(to: script, atomically: true, encoding: .utf8)
@@ -252,7 +245,7 @@ struct InjectionTests {
   func twoProcesses() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let url = "http://127.0.0.1:\(server.port)"
@@ -293,7 +286,7 @@ struct InjectionTests {
   func killedProcessKeepsItsRecords() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let program = """
@@ -319,7 +312,7 @@ struct InjectionTests {
   func backgroundDescendant() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // sh exits at once, exit 3; its background child connects 0.3 s later, orphaned.
@@ -334,7 +327,7 @@ struct InjectionTests {
   func survivorStaysQuiet() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let survivorOutput = scratch.file("survivor.txt")
     let runErrors = scratch.file("run-stderr.txt")
@@ -378,7 +371,7 @@ struct InjectionTests {
   func mappedAddress() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // As Java connects: an AF_INET6 socket to ::ffff:127.0.0.1 for the lookup's 127.0.0.1.
@@ -403,7 +396,7 @@ struct InjectionTests {
   func forkedChild() throws {
     let (elfhook, _) = try Self.products()
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     // The parent opens a connection before the fork and closes it after: only the parent's
@@ -439,7 +432,7 @@ struct InjectionTests {
   @Test("a server that accepts and forks: each child records the exchanges it served on its connection")
   func forkPerConnectionServer() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let output = scratch.file("records.jsonl")
     let program = """
@@ -496,7 +489,7 @@ struct InjectionTests {
     #expect(!neededText.contains("libelf"))
     #expect(!neededText.contains("libFoundation"))
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let run = try ProgramRun.run(
       ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring",
@@ -524,7 +517,7 @@ struct InjectionTests {
   @Test("ELFHOOK_DISABLE=1 injects but records nothing; bad configuration is one line and no change")
   func configuration() throws {
     let (_, library) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let script = "echo out; exit 3"
     let base = ["/usr/bin/env", "-i", "LD_PRELOAD=\(library)", "ELFHOOK_OUTPUT=\(scratch.url.path)/%p.ring"]
@@ -564,7 +557,7 @@ struct InjectionTests {
   @Test("SIGTERM sent to elfhook reaches the command, whose exit status comes back")
   func forwardsSigterm() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let ready = scratch.file("ready")
     let program = """
@@ -589,7 +582,7 @@ struct InjectionTests {
   @Test("a statically linked command still runs, with one line saying it is not monitored")
   func staticCommand() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let binary = try Self.compile(
       "#include <stdio.h>\nint main(void) { puts(\"static hello\"); return 5; }\n", named: "hello-static",
@@ -604,7 +597,7 @@ struct InjectionTests {
   @Test("--output refuses a symbolic link and another user's file, before running anything")
   func outputFileSafety() throws {
     let (elfhook, _) = try Self.products()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let target = scratch.file("victim")
     try "precious\n".write(to: target, atomically: true, encoding: .utf8)

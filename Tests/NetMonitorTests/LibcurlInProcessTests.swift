@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -13,8 +14,7 @@ struct LibcurlInProcessTests {
   /// libcurlfetch.so, built once from Support/curl_fetch.c and dlopen'ed.
   static let fetch: Result<Fetch, Error> = Result {
     _ = SharedMonitor.sink  // the monitor is in place before libcurl arrives
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-curl-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("netmonitor-curl", inSharedMemory: false).url
     let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/curl_fetch.c")
     let library = directory.appendingPathComponent("libcurlfetch.so").path
     let compile = Process()
@@ -58,8 +58,7 @@ struct LibcurlInProcessTests {
   func nginx(_ secure: Bool) throws {
     try #require(LoopbackNginx.isInstalled, "nginx is not installed (scripts/install-dependencies installs it)")
     let fetch = try Self.fetch.get()
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-tls-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("netmonitor-tls", inSharedMemory: false).url
     let name = LoopbackServer.resolvableName ?? "localhost"
     let tls = try LoopbackServer.makeCertificate(in: directory, names: [name])
     let server = try LoopbackNginx(files: ["page.html": 1024, "large.bin": 300_000], tls: tls)
@@ -75,8 +74,7 @@ struct LibcurlInProcessTests {
   @Test("HTTPS through libcurl: method, target, status; phases and sizes agree with curl's own", arguments: [false, true])
   func https(_ secure: Bool) throws {
     let fetch = try Self.fetch.get()
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-tls-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("netmonitor-tls", inSharedMemory: false).url
     let name = LoopbackServer.resolvableName ?? "localhost"
     let tls = secure ? try LoopbackServer.makeCertificate(in: directory, names: [name]) : nil
     let server = try LoopbackServer(tls: tls)

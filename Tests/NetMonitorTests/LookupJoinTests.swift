@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -11,7 +12,7 @@ struct LookupJoinTests {
   func joinedByThread() throws {
     let (elfhook, _) = try InjectionTests.products()
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     // main: lookup of localhost; thread: lookup of 127.0.0.1; main connects (/bytes/1), then the
     // thread (/bytes/2), then main again with the address it has (/bytes/3): every step waits

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @preconcurrency import CNetMonitor
 @testable import NetMonitor
@@ -46,8 +47,7 @@ struct PythonInProcessTests {
   @Test("urllib over HTTPS: method, target, status, TLS phase and plaintext sizes")
   func urllib() throws {
     let run = try Self.run.get()
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-py-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("netmonitor-py", inSharedMemory: false).url
     let tls = try LoopbackServer.makeCertificate(in: directory)
     let server = try LoopbackServer(tls: tls)
     let result = directory.appendingPathComponent("result").path
@@ -80,8 +80,7 @@ struct PythonInProcessTests {
   @Test("a TLS connection stays tracked, not exchanging, across its exchanges (its plaintext comes from the SSL hooks)")
   func tlsConnectionState() throws {
     let run = try Self.run.get()
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("netmonitor-py-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("netmonitor-py", inSharedMemory: false).url
     defer { try? FileManager.default.removeItem(at: directory) }
     let tls = try LoopbackServer.makeCertificate(in: directory)
     let server = try LoopbackServer(tls: tls)

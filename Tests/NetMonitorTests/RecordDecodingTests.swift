@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -10,7 +11,7 @@ struct RecordDecodingTests {
 
   @Test("randomized records round-trip exactly (5000, seeded)")
   func roundTrip() throws {
-    var rng = RecordRandom(seed: 0x5EED)
+    var rng = SplitMix64(seed: 0x5EED)
     for _ in 0..<5000 {
       let transaction = RecordSamples.randomTransaction(&rng)
       let line = transaction.jsonLine()
@@ -139,7 +140,7 @@ struct RecordDecodingTests {
 
   @Test("fuzz: mutated and random lines never crash; what we accept, Foundation accepts")
   func fuzz() throws {
-    var rng = RecordRandom(seed: 0xF022)
+    var rng = SplitMix64(seed: 0xF022)
     var accepted = 0
     for round in 0..<20_000 {
       var bytes: [UInt8]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -35,7 +36,7 @@ struct RecordEncodingTests {
 
   @Test("appendJSONLine appends exactly jsonLine() and a newline, record after record, into one buffer")
   func appendedLines() {
-    var rng = RecordRandom(seed: 0xB0FF)
+    var rng = SplitMix64(seed: 0xB0FF)
     let transactions = RecordSamples.all + (0..<200).map { _ in RecordSamples.randomTransaction(&rng) }
     var buffer: [UInt8] = Array("kept\n".utf8)
     var expected = "kept\n"

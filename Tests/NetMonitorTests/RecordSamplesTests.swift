@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -50,7 +51,7 @@ enum RecordSamples {
     "</script><script>", "{\"kind\":\"dns\"}", "\\u0000", "/", "\u{FEFF}bom",
   ]
 
-  static func randomString(_ rng: inout RecordRandom) -> String {
+  static func randomString(_ rng: inout SplitMix64) -> String {
     switch rng.next() % 3 {
     case 0: return hostileStrings[Int(rng.next() % UInt64(hostileStrings.count))]
     case 1:
@@ -71,21 +72,21 @@ enum RecordSamples {
   }
 
   /// Milliseconds that survive the 3-decimal encoding exactly: a whole number of microseconds.
-  static func randomMilliseconds(_ rng: inout RecordRandom) -> Double {
+  static func randomMilliseconds(_ rng: inout SplitMix64) -> Double {
     let micros = Int64(rng.next() % 10_000_000_000)
     return Double(micros) / 1000
   }
 
-  static func randomOptionalMilliseconds(_ rng: inout RecordRandom) -> Double? {
+  static func randomOptionalMilliseconds(_ rng: inout SplitMix64) -> Double? {
     rng.next() % 3 == 0 ? nil : randomMilliseconds(&rng)
   }
 
-  static func randomOptional<T>(_ rng: inout RecordRandom, _ make: (inout RecordRandom) -> T) -> T?
+  static func randomOptional<T>(_ rng: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T?
   {
     rng.next() % 3 == 0 ? nil : make(&rng)
   }
 
-  static func randomError(_ rng: inout RecordRandom) -> RecordedError? {
+  static func randomError(_ rng: inout SplitMix64) -> RecordedError? {
     switch rng.next() % 4 {
     case 0: nil
     case 1: .errno(Int32(rng.next() % 140), call: "connect")
@@ -96,7 +97,7 @@ enum RecordSamples {
     }
   }
 
-  static func randomTransaction(_ rng: inout RecordRandom) -> Transaction {
+  static func randomTransaction(_ rng: inout SplitMix64) -> Transaction {
     let pid = Int32(truncatingIfNeeded: rng.next())
     let process = randomString(&rng)
     let start = rng.next()
@@ -154,19 +155,6 @@ enum RecordSamples {
     let value = try copy.withUTF8 { try JSONParser.parse($0) }
     guard case .object(let members) = value else { throw RecordDecodingError.notAnObject }
     return members.map(\.key)
-  }
-}
-
-/// A small, seedable generator (RecordRandom), so every randomized test is reproducible.
-struct RecordRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
 

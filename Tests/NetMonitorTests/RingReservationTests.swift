@@ -2,6 +2,7 @@ import CNetMonitor
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -58,7 +59,7 @@ struct RingReservationTests {
 
   @Test("a full ring drops records and counts them; the host is never blocked")
   func overflowIsCounted() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     // 150 refused connects into a ring of 64 nobody drains.
     let (program, port) = try Self.refusedConnects(150)

@@ -1,24 +1,9 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import NetMonitor
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct SinkScratchDirectory {
-  let path: String
-
-  init() throws {
-    let url = FileManager.default.temporaryDirectory
-      .appendingPathComponent("netmonitor-sink-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    path = url.path
-  }
-
-  func file(_ name: String) -> String { path + "/" + name }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Replacement system calls for `JSONLinesSink`: a scripted list of outcomes for `write`, and
 /// the bytes that were "written".
@@ -111,9 +96,9 @@ struct SinkTests {
 
   @Test("8 threads × 2000 records: whole lines, exact count, every line parses")
   func concurrentWholeLines() throws {
-    let directory = try SinkScratchDirectory()
+    let directory = try TemporaryDirectory("sink", inSharedMemory: false)
     defer { directory.remove() }
-    let path = directory.file("records.jsonl")
+    let path = directory.path("records.jsonl")
     let sink = try JSONLinesSink(path: path)
     let threads = 8
     let perThread = 2000
@@ -145,9 +130,9 @@ struct SinkTests {
 
   @Test("the file is created with mode 0600 and appended to, never truncated")
   func createdPrivate() throws {
-    let directory = try SinkScratchDirectory()
+    let directory = try TemporaryDirectory("sink", inSharedMemory: false)
     defer { directory.remove() }
-    let path = directory.file("private.jsonl")
+    let path = directory.path("private.jsonl")
     do {
       let sink = try JSONLinesSink(path: path)
       sink.record(.dns(RecordSamples.dns))
@@ -169,11 +154,11 @@ struct SinkTests {
 
   @Test("a symbolic link at the path is refused (O_NOFOLLOW), naming the path")
   func refusesSymlink() throws {
-    let directory = try SinkScratchDirectory()
+    let directory = try TemporaryDirectory("sink", inSharedMemory: false)
     defer { directory.remove() }
-    let target = directory.file("victim")
+    let target = directory.path("victim")
     _ = FileManager.default.createFile(atPath: target, contents: Data("keep\n".utf8))
-    let link = directory.file("link.jsonl")
+    let link = directory.path("link.jsonl")
     try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
     do {
       _ = try JSONLinesSink(path: link)
@@ -221,9 +206,9 @@ struct SinkTests {
 
   @Test("after close(), records are counted as failures (EBADF); close twice is fine")
   func closed() throws {
-    let directory = try SinkScratchDirectory()
+    let directory = try TemporaryDirectory("sink", inSharedMemory: false)
     defer { directory.remove() }
-    let sink = try JSONLinesSink(path: directory.file("closed.jsonl"))
+    let sink = try JSONLinesSink(path: directory.path("closed.jsonl"))
     sink.record(.dns(RecordSamples.dns))
     sink.close()
     sink.close()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -13,7 +14,7 @@ struct SplitThreadClientTests {
   func responsesMeetTheirRequests() throws {
     let (elfhook, _) = try InjectionTests.products()
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let support = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support")
     let library = scratch.file("libhold.so")

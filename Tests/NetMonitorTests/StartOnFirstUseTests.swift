@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -10,7 +11,7 @@ import Testing
 extension InjectionTests {
   /// Runs python3 `program` injected, recording to rings in `scratch`; returns the run and the
   /// records of every ring, with the pid each ring's header names.
-  private static func injectedPython(_ program: String, in scratch: Scratch, environment: [String] = [])
+  private static func injectedPython(_ program: String, in scratch: TemporaryDirectory, environment: [String] = [])
     throws -> (run: ProgramRun, rings: [(pid: Int32, records: [Transaction])])
   {
     let (_, library) = try products()
@@ -58,7 +59,7 @@ extension InjectionTests {
   @Test("a lookup is recorded without loading the monitor; the first connect loads it, named after the lookup")
   func lookupsBeforeTheMonitor() throws {
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let program = """
       import socket
@@ -91,7 +92,7 @@ extension InjectionTests {
 
   @Test("many lookups and no connection: every one recorded (the ring's blocks are reserved as it fills)")
   func manyLookups() throws {
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let program = """
       import socket
@@ -107,7 +108,7 @@ extension InjectionTests {
 
   @Test("a child forked before the monitor started records its lookups into a ring of its own")
   func forkBeforeTheMonitor() throws {
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let program = """
       import os, socket
@@ -132,7 +133,7 @@ extension InjectionTests {
   /// `target` and prints 1 when an answer came; it closes the connection first only when `closes`.
   /// Returns the run and the records of its ring (none when it made none).
   private static func injectedRequest(
-    prelude: String, target: String, closes: Bool, server: LoopbackServer, in scratch: Scratch
+    prelude: String, target: String, closes: Bool, server: LoopbackServer, in scratch: TemporaryDirectory
   ) throws -> (run: ProgramRun, records: [Transaction]) {
     let binary = try compile(
       """
@@ -169,7 +170,7 @@ extension InjectionTests {
   @Test("a program that writes over its environment (nginx's process title) and exits with a connection open")
   func connectionOpenAtExit() throws {
     let server = try LoopbackServer()
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let (run, records) = try Self.injectedRequest(
       prelude: "for (char **variable = environ; *variable; variable++) memset(*variable, 'x', strlen(*variable));",
@@ -188,7 +189,7 @@ extension InjectionTests {
     // After setuid, the ring directory (root's alone, as `elfhook run`'s is) cannot be written to;
     // after chroot, neither the directory nor the monitor's file can be reached.
     for call in ["setuid(65534)", "chroot(\"/var/empty-elfhook-test\")"] {
-      let scratch = try Scratch()
+      let scratch = try TemporaryDirectory("injection")
       defer { scratch.remove() }
       try FileManager.default.createDirectory(atPath: "/var/empty-elfhook-test", withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(atPath: "/var/empty-elfhook-test") }
@@ -211,7 +212,7 @@ extension InjectionTests {
       print(len(c.getresponse().read()))
       """
     for setting in [["ELFHOOK_DISABLE=1"], ["ELFHOOK_LOG=off", "ELFHOOK_BUFFER_RECORDS=3"]] {
-      let scratch = try Scratch()
+      let scratch = try TemporaryDirectory("injection")
       defer { scratch.remove() }
       let (run, rings) = try Self.injectedPython(program, in: scratch, environment: setting)
       #expect(run.status == 0, "\(setting): \(run.stderr)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -19,7 +20,7 @@ struct SwiftServerExampleTests {
 
   @Test("HTTP upstream: client exchanges, DNS and connection timings, exact bytes; the inbound exchanges")
   func plainUpstream() throws {
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("swift-server", inSharedMemory: false)
     defer { scratch.remove() }
     let run = try Self.runExample(in: scratch, tls: nil)
 
@@ -71,7 +72,7 @@ struct SwiftServerExampleTests {
 
   @Test("HTTPS upstream: swift-nio-ssl's BoringSSL, linked in, attached inline — the exchanges and the TLS account")
   func tlsUpstream() throws {
-    let scratch = try Scratch()
+    let scratch = try TemporaryDirectory("swift-server", inSharedMemory: false)
     defer { scratch.remove() }
     let certificate = try LoopbackServer.makeCertificate(in: scratch.url)
     let run = try Self.runExample(in: scratch, tls: certificate)
@@ -203,7 +204,7 @@ struct SwiftServerExampleTests {
 
   /// Starts the upstream (HTTPS with `tls`), the example pointed at it by the name `localhost`,
   /// sends the requests with curl, stops the example with SIGTERM and collects every account.
-  private static func runExample(in scratch: Scratch, tls: (certificate: String, key: String)?) throws -> Run {
+  private static func runExample(in scratch: TemporaryDirectory, tls: (certificate: String, key: String)?) throws -> Run {
     let executable = try builtExample.get()
     let report = scratch.file("upstream.jsonl")
     let upstream = try SpawnedProgram(
@@ -338,14 +339,5 @@ struct SwiftServerExampleTests {
 
   private static func sorted(_ pairs: [[UInt64]]) -> [[UInt64]] {
     pairs.sorted { $0.lexicographicallyPrecedes($1) }
-  }
-
-  /// A directory of the test's own.
-  struct Scratch {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("swift-server-" + UUID().uuidString)
-    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    func remove() { try? FileManager.default.removeItem(at: url) }
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-    func contents(_ name: String) -> String { (try? String(contentsOf: file(name), encoding: .utf8)) ?? "" }
   }
 }

@@ -2,6 +2,7 @@ import CNetMonitor
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -58,8 +59,7 @@ struct TLSOnTheWireTests {
 
   /// The ServerHello `openssl s_server` (`version`: -tls1_2 or -tls1_3) answers `hello` with.
   static func serverHello(answering hello: [UInt8], version: String) throws -> [UInt8] {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-wire-" + UUID().uuidString)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try TemporaryDirectory("tls-wire", inSharedMemory: false).url
     defer { try? FileManager.default.removeItem(at: directory) }
     let tls = try LoopbackServer.makeCertificate(in: directory)
     let port = try LoopbackNginx.freePort()
@@ -129,7 +129,7 @@ struct TLSOnTheWireTests {
   @Test("OpenSSL linked into a stripped C program: its connection has the TLS version, and the summary says its TLS is not read")
   func unhookedClient() throws {
     let (elfhook, _) = try InjectionTests.products()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     // Stripped, its OpenSSL functions are in no symbol table: no hook reaches them.
     let client = try TLSStackTests.staticTLSClient(in: scratch, stripped: true)

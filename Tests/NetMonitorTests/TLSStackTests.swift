@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -19,7 +20,7 @@ struct TLSStackTests {
     var monitored: ProgramRun
   }
 
-  static func compare(_ command: [String], scratch: InjectionTests.Scratch, environment: [String: String]? = nil)
+  static func compare(_ command: [String], scratch: TemporaryDirectory, environment: [String: String]? = nil)
     throws -> Compared
   {
     let (elfhook, _) = try InjectionTests.products()
@@ -66,7 +67,7 @@ struct TLSStackTests {
   @Test("wget (GnuTLS): one https record with method, target and status 200; TLS time, version and plaintext")
   func wget() throws {
     try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/wget"), "wget is not installed")
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackServer(tls: tls)
@@ -82,7 +83,7 @@ struct TLSStackTests {
   @Test("wget (GnuTLS) refusing the server's certificate after the handshake: its exit status stays wget's (5), no exchange")
   func wgetRefused() throws {
     try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/wget"), "wget is not installed")
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackServer(tls: tls)
@@ -108,7 +109,7 @@ struct TLSStackTests {
   @Test("node https.get (OpenSSL linked into node, or libnode's libssl): one https record and the TLS account")
   func nodeClient() throws {
     let node = try Self.node().path
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackServer(tls: tls)
@@ -128,7 +129,7 @@ struct TLSStackTests {
   @Test("node keep-alive: two requests on one connection, the second reused, the plaintext of both counted")
   func nodeKeepAlive() throws {
     let node = try Self.node().path
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackServer(tls: tls)
@@ -157,7 +158,7 @@ struct TLSStackTests {
   func nodeServer() throws {
     let node = try Self.node().path
     let (elfhook, _) = try InjectionTests.products()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let script = """
@@ -193,7 +194,7 @@ struct TLSStackTests {
 
   @Test("python asyncio (libssl's memory BIOs, GOT hooks): the session joined to its socket by thread")
   func pythonAsyncio() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackServer(tls: tls)
@@ -220,7 +221,7 @@ struct TLSStackTests {
   func nss() throws {
     let library = "/usr/lib/x86_64-linux-gnu/libcurl-nss.so.4"
     try #require(FileManager.default.fileExists(atPath: library), "libcurl3-nss is not installed")
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let source = """
       #include <curl/curl.h>
@@ -259,7 +260,7 @@ struct TLSStackTests {
   }
 
   /// Support/tls_get.c linked with libssl.a and libcrypto.a (`stripped`: without a .symtab).
-  static func staticTLSClient(in scratch: InjectionTests.Scratch, stripped: Bool) throws -> URL {
+  static func staticTLSClient(in scratch: TemporaryDirectory, stripped: Bool) throws -> URL {
     let archives = ["/usr/lib/x86_64-linux-gnu/libssl.a", "/usr/lib/x86_64-linux-gnu/libcrypto.a"]
     try #require(archives.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "libssl-dev's static archives are missing")
     let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/tls_get.c")
@@ -272,7 +273,7 @@ struct TLSStackTests {
 
   @Test("a C program with OpenSSL linked in, found in its .symtab: one https record and the TLS account")
   func staticOpenSSL() throws {
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("tls")
     defer { scratch.remove() }
     let client = try Self.staticTLSClient(in: scratch, stripped: false)
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)

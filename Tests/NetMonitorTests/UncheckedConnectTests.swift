@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -11,7 +12,7 @@ struct UncheckedConnectTests {
   func outcomes() throws {
     let (elfhook, _) = try InjectionTests.products()
     let server = try LoopbackServer()
-    let scratch = try InjectionTests.Scratch()
+    let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     // A port nobody listens on: bound, then closed.
     let closedPort = try Sockets.unusedPort()

@@ -11,7 +11,7 @@
  * in the middle of the displaced code (x86_64 needs its trap bytes for that). The data cache is
  * cleaned and the instruction cache invalidated for the word (__builtin___clear_cache), and
  * membarrier(SYNC_CORE), where the kernel has it, makes every other core run an ISB-equivalent
- * before it returns to user code. One caveat, said in README: the architecture guarantees
+ * before it returns to user code. One caveat, said in docs/engine.md: the architecture guarantees
  * concurrent modification only between B, BL, NOP, BRK, SVC, HVC, SMC and ISB, and a function's first
  * instruction is usually something else (bti, paciasp, stp); cores fetch an aligned word whole in
  * practice, which is what every aarch64 inline hooker relies on.

@@ -27,7 +27,7 @@
  * Detach runs the same steps with the original bytes. The trampolines stay for the life of the
  * process (a thread may be in one at any time) and are reused when the function is attached again.
  *
- * What this cannot cover, and says in README: a thread that blocks SIGTRAP and is stopped on a
+ * What this cannot cover, and says in docs/limits.md: a thread that blocks SIGTRAP and is stopped on a
  * displaced boundary (the kernel then kills the process for the trap, as for any breakpoint); a
  * jump from the function's body back into its first 5 bytes is correct but costs a trap each time;
  * a host that replaces the SIGTRAP handler while hooks are attached.

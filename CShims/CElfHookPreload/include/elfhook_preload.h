@@ -52,6 +52,11 @@ elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configur
                                                         size_t size);
 /* Whether the output directory belongs to an `elfhook run` that has ended (and removed it). */
 bool elfhook_run_is_over(const elfhook_preload_configuration *configuration);
+/* Says once per process (a fork child inherits the "said"), when the ring is about to be created,
+ * if its directory is not on a memory filesystem
+ * (tmpfs, ramfs): a ring on a disk filesystem costs ~2 ms at each process's first record against
+ * ~0.1 ms under /dev/shm (BENCHMARKS.md). Silent with ELFHOOK_LOG=off. One statfs(2). */
+void elfhook_note_output_filesystem(const elfhook_preload_configuration *configuration);
 
 /* ---- diagnostics (diagnostics.c) -------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@ struct ExportCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "export",
     abstract:
-      "Ship records to an OpenTelemetry Collector (OTLP/HTTP: a span per HTTP request, and metrics), or serve them to Prometheus.",
+      "Ship records to an OpenTelemetry Collector (OTLP/HTTP: a span per HTTP request, and metrics), serve them to Prometheus, or append them to a JSON Lines file.",
     discussion: """
       Reads record files — JSON Lines from `elfhook run --output FILE`, or the record rings an \
       injected process writes to ELFHOOK_OUTPUT — and POSTs them as OTLP protobuf to \
@@ -34,15 +34,37 @@ struct ExportCommand: ParsableCommand {
       go out every 5 seconds, and Ctrl-C or SIGTERM stop it with the cursor saved. A batch the \
       collector refuses (HTTP 4xx) is reported in one line and skipped.
 
-      With --prometheus ADDR instead of --otlp, the same metrics (one mapping, NetMonitorMetrics)       are served at http://ADDR/metrics in the Prometheus exposition format, with Prometheus's       names (http_client_request_duration_seconds, dns_lookup_duration_seconds,       elfhook_connection_errors_total…), the files followed as they grow (every 500 ms) until       Ctrl-C. ADDR is HOST:PORT, [IPV6]:PORT, or :PORT / PORT for 127.0.0.1. A Prometheus       endpoint holds its totals in memory: restarted, it reads the files again from their start       (JSON Lines), which Prometheus sees as a counter reset. It takes a record ring's records out       (it becomes the ring's consumer), so do not point it and an OTLP export at the same ring.
+      With --prometheus ADDR instead of --otlp, the same metrics (one mapping, NetMonitorMetrics) \
+      are served at http://ADDR/metrics in the Prometheus exposition format, with Prometheus's names \
+      (http_client_request_duration_seconds, dns_lookup_duration_seconds, \
+      elfhook_connection_errors_total…), the files followed as they grow (every 500 ms) until \
+      Ctrl-C. ADDR is HOST:PORT, [IPV6]:PORT, or :PORT / PORT for 127.0.0.1. A Prometheus endpoint \
+      holds its totals in memory: restarted, it reads the files again from their start (JSON Lines), \
+      which Prometheus sees as a counter reset. It takes a record ring's records out (it becomes the \
+      ring's consumer), so do not point it and an OTLP export at the same ring.
+
+      With --jsonl FILE instead, the records are appended to FILE as JSON Lines (what `elfhook \
+      run --output` writes), exactly once: each batch is synced to disk before the cursor moves, \
+      and a batch written just before a crash is cut off at the next start and written again. \
+      --follow and --state work as for --otlp.
+
+      A directory among RECORDS is watched: every record ring in it (ELFHOOK_OUTPUT=DIR/%p.ring) \
+      is exported, including those that appear later (with --follow). A ring there whose process \
+      has exited is exported to its end and then removed, so a service that restarts or forks \
+      for days does not fill /dev/shm. The exporter must see the services' processes (the same \
+      pid namespace) to tell which have exited. Files named one by one are never removed.
 
       Examples:
         elfhook run --output app.jsonl -- ./app
         elfhook export --otlp http://127.0.0.1:4318 app.jsonl
-        elfhook export --otlp http://collector:4318 --follow --service-name checkout app.jsonl
+        elfhook export --otlp http://collector:4318 --follow \\
+          --service-name checkout app.jsonl
         ELFHOOK_OUTPUT=/dev/shm/app.ring LD_PRELOAD=libElfHookPreload.so ./app &
-        elfhook export --otlp https://otel.example.com --follow --state /var/lib/elfhook /dev/shm/app.ring
+        elfhook export --otlp https://otel.example.com --follow \\
+          --state /var/lib/elfhook /dev/shm/app.ring
         elfhook export --prometheus 127.0.0.1:9464 app.jsonl
+        elfhook export --jsonl /var/log/elfhook/records.jsonl --follow \\
+          --state /var/lib/elfhook /dev/shm/elfhook
       """
   )
 
@@ -56,6 +78,12 @@ struct ExportCommand: ParsableCommand {
       "Serve the records' metrics for Prometheus at http://ADDR/metrics (HOST:PORT, [IPV6]:PORT, :PORT), following the files.",
       valueName: "ADDR"))
   var prometheus: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Append the records to FILE as JSON Lines, exactly once (created mode 0600, never through a symlink).",
+      valueName: "FILE"))
+  var jsonl: String?
 
   @Flag(help: "Keep reading the files as they grow, and wait out collector outages; stop with Ctrl-C or SIGTERM.")
   var follow = false
@@ -73,12 +101,25 @@ struct ExportCommand: ParsableCommand {
   var metricsInterval: Double = 5
 
   @Argument(
-    help: ArgumentHelp("Record files: JSON Lines (`elfhook run --output`) or record rings (ELFHOOK_OUTPUT).", valueName: "RECORDS"))
+    help: ArgumentHelp(
+      "Record files: JSON Lines (`elfhook run --output`) or record rings (ELFHOOK_OUTPUT), or directories of rings.",
+      valueName: "RECORDS"))
   var records: [String]
 
   func validate() throws {
+    if let jsonl {
+      guard otlp == nil, prometheus == nil else {
+        throw ValidationError("--jsonl, --otlp and --prometheus are three exports: run one elfhook export for each")
+      }
+      guard serviceName == nil else { throw ValidationError("--service-name belongs to --otlp") }
+      guard !records.contains(where: { RecordFollower.absolutePath($0) == RecordFollower.absolutePath(jsonl) }) else {
+        throw ValidationError("--jsonl \(jsonl) is also a record file to read")
+      }
+      guard metricsInterval > 0 else { throw ValidationError("--metrics-interval must be positive") }
+      return
+    }
     switch (otlp, prometheus) {
-    case (nil, nil): throw ValidationError("say where the records go: --otlp URL or --prometheus ADDR")
+    case (nil, nil): throw ValidationError("say where the records go: --otlp URL, --prometheus ADDR or --jsonl FILE")
     case (.some, .some):
       throw ValidationError("--otlp and --prometheus are two exports: run one elfhook export for each")
     case (nil, .some):
@@ -96,9 +137,9 @@ struct ExportCommand: ParsableCommand {
 
   func run() throws {
     StopSignal.install()
-    guard let otlp else { return try PrometheusExport.serve(address: prometheus!, paths: records) }
+    if jsonl == nil, otlp == nil { return try PrometheusExport.serve(address: prometheus!, paths: records) }
     let configuration = ExportConfiguration(
-      collectorURL: otlp, recordPaths: records, follow: follow,
+      collectorURL: otlp ?? "", jsonLinesPath: jsonl, recordPaths: records, follow: follow,
       stateDirectory: state ?? ExportStateStore.defaultDirectory(for: records), serviceName: serviceName,
       metricsInterval: metricsInterval)
     let session = ExportSession(configuration: configuration) { message in

@@ -1,8 +1,10 @@
 /// How an ``ExportSession`` runs: what `elfhook export`'s options say, and the timings tests
 /// shorten.
 struct ExportConfiguration: Sendable {
-  /// The collector's base URL (`http://127.0.0.1:4318`).
+  /// The collector's base URL (`http://127.0.0.1:4318`); empty with ``jsonLinesPath``.
   var collectorURL: String
+  /// `--jsonl FILE`: records are appended to FILE instead of sent to a collector.
+  var jsonLinesPath: String?
   /// The record files, JSON Lines or rings.
   var recordPaths: [String]
   /// Keep following the files as they grow (and wait out collector outages).

@@ -23,21 +23,33 @@ import SwiftProtobuf
 ///
 /// A batch the collector rejects (a 4xx other than 429) is logged in one line and passed over:
 /// sending it again would be refused again. Without `follow`, the run then ends with status 1.
+///
+/// With ``ExportConfiguration/jsonLinesPath``, batches are appended to that file instead
+/// (``JSONLinesDestination``), with the same cursors; no metrics are kept.
+///
+/// The files are read through a ``RecordFollower``: a directory among the record paths is
+/// watched for rings, and a ring there whose process has exited is exported to its end, then
+/// removed, and its cursor forgotten. A line that is not a record is reported and skipped;
+/// without `follow`, the run then ends with status 1.
 final class ExportSession {
   let configuration: ExportConfiguration
-  private let client: OTLPClient
+  private let client: OTLPClient?
   private let log: (String) -> Void
   private var state = ExportState()
   private var rejectedRecords = 0
   private var metricsSent = false
+  private var output: JSONLinesDestination?
 
   /// A session; nothing is opened or sent before ``run()``.
   init(configuration: ExportConfiguration, log: @escaping (String) -> Void) {
     self.configuration = configuration
     self.log = log
-    client = OTLPClient(
-      baseURL: configuration.collectorURL,
-      requestTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)))
+    client =
+      configuration.jsonLinesPath != nil
+      ? nil
+      : OTLPClient(
+        baseURL: configuration.collectorURL,
+        requestTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)))
   }
 
   /// Runs the export to its end (see the type's summary).
@@ -46,41 +58,49 @@ final class ExportSession {
   func run() throws {
     let store = try ExportStateStore(directory: configuration.stateDirectory)
     state = try store.load()
-    var sources: [(key: String, source: any RecordSource)] = []
-    for path in configuration.recordPaths {
-      let key = Self.absolutePath(path)
-      let saved = state.cursors[key]
-      let source: any RecordSource =
-        RecordFiles.isRecordRing(path)
-        ? try RingSource(path: path, saved: saved) : try JSONLinesSource(path: path, saved: saved, log: log)
-      state.cursors[key] = source.cursor
-      sources.append((key, source))
+    if let path = configuration.jsonLinesPath {
+      let destination = try JSONLinesDestination(path: path, saved: state.jsonLinesOutput)
+      state.jsonLinesOutput = destination.cursor
+      output = destination
     }
+    let follower = try RecordFollower(paths: configuration.recordPaths, saved: state.cursors, log: log)
+    for entry in follower.entries { state.cursors[entry.key] = entry.source.cursor }
     try store.save(state)
 
     var lastMetrics = Self.now()
     while !StopSignal.isRequested {
-      var progressed = false
-      for (key, source) in sources {
-        while !StopSignal.isRequested,
-          let batch = try source.nextBatch(maxSpans: TraceBatch.maxSpans, atEnd: !configuration.follow)
-        {
-          guard try deliver(batch, from: source) else { break }
-          state.cursors[key] = source.cursor
-          try store.save(state)
-          source.didPersist(batch)
-          progressed = true
-          metricsSent = false
-        }
+      for entry in try follower.discoverRings(saved: state.cursors) { state.cursors[entry.key] = entry.source.cursor }
+      let pass = try follower.pass(atEnd: !configuration.follow) { batch, entry in
+        guard try deliver(batch, from: entry.source) else { return false }
+        state.cursors[entry.key] = entry.source.cursor
+        if let output { state.jsonLinesOutput = output.cursor }
+        try store.save(state)
+        entry.source.didPersist(batch)
+        metricsSent = false
+        return true
       }
-      guard configuration.follow else { break }
+      if !pass.removed.isEmpty {
+        for key in pass.removed { state.cursors[key] = nil }
+        try store.save(state)
+      }
+      guard configuration.follow || pass.skippedUnfinished else { break }
       if Double(Self.now() &- lastMetrics) / 1e9 >= configuration.metricsInterval {
         exportMetricsOnce()
         lastMetrics = Self.now()
       }
-      if !progressed { StopSignal.sleep(configuration.pollInterval) }
+      if !pass.progressed { StopSignal.sleep(configuration.pollInterval) }
     }
-    if configuration.follow {
+    try finish(skippedLines: follower.skippedLines)
+  }
+
+  /// After the loop: the last metrics, and how the run ends — status 1 (a `CommandFailure`)
+  /// without `follow` when it was interrupted, or records were rejected or skipped.
+  private func finish(skippedLines: Int) throws {
+    if client == nil {
+      if StopSignal.isRequested && !configuration.follow {
+        throw CommandFailure.input("interrupted; what was written is saved, run the same command to go on")
+      }
+    } else if configuration.follow {
       if !metricsSent { exportMetricsOnce() }
     } else if StopSignal.isRequested {
       throw CommandFailure.input("interrupted; what the collector acknowledged is saved, run the same command to go on")
@@ -94,12 +114,27 @@ final class ExportSession {
       throw CommandFailure.input(
         "the collector at \(configuration.collectorURL) rejected \(rejectedRecords) records (see above)")
     }
+    if skippedLines > 0 && !configuration.follow {
+      let lines =
+        skippedLines == 1
+        ? "1 line of the record files was not a record" : "\(skippedLines) lines of the record files were not records"
+      throw CommandFailure.input("\(lines), skipped (see above)")
+    }
+  }
+
+  /// Delivers `batch` (see ``deliverToCollector(_:from:)``), or with `--jsonl`, appends it to the
+  /// file and moves the source's cursor.
+  private func deliver(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
+    guard let output else { return try deliverToCollector(batch, from: source) }
+    try output.append(batch.records)
+    source.acknowledge(batch)
+    return true
   }
 
   /// Sends `batch`'s spans and, once they are acknowledged (or rejected for good), counts the
   /// batch in the metrics and moves the source's cursor. Returns `false` when a stop was
   /// requested before the collector acknowledged it (nothing moved).
-  private func deliver(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
+  private func deliverToCollector(_ batch: SourceBatch, from source: any RecordSource) throws -> Bool {
     if let request = TraceBatch.request(for: batch.records, serviceName: configuration.serviceName) {
       guard let outcome = try send("v1/traces", body: try request.serializedBytes()) else { return false }
       switch outcome {
@@ -132,7 +167,7 @@ final class ExportSession {
     var announced = false
     while true {
       attempt += 1
-      let outcome = client.post(path, body: body)
+      let outcome = client!.post(path, body: body)
       guard case .retryable(let reason) = outcome else {
         if announced { log("the collector at \(configuration.collectorURL) answers again; sending") }
         return outcome
@@ -150,7 +185,7 @@ final class ExportSession {
 
   /// One attempt at exporting the metrics (`--follow`: the next interval tries again).
   private func exportMetricsOnce() {
-    guard !state.metrics.isEmpty, let body = try? metricsRequest().serializedBytes() as [UInt8] else { return }
+    guard let client, !state.metrics.isEmpty, let body = try? metricsRequest().serializedBytes() as [UInt8] else { return }
     switch client.post("v1/metrics", body: body) {
     case .accepted: metricsSent = true
     case .rejected(let reason): log("the collector at \(configuration.collectorURL) rejected the metrics: \(reason)")
@@ -167,12 +202,5 @@ final class ExportSession {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-  }
-
-  /// `path` made absolute and resolved (the key of its cursor), or as given when it cannot be.
-  static func absolutePath(_ path: String) -> String {
-    guard let resolved = realpath(path, nil) else { return path }
-    defer { free(resolved) }
-    return String(cString: resolved)
   }
 }

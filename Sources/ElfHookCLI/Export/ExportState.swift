@@ -6,4 +6,7 @@ struct ExportState: Codable, Sendable {
   var version = 1
   var cursors: [String: SourceCursor] = [:]
   var metrics = ExportMetrics()
+  /// With `--jsonl FILE`: that file's identity and its size after the last saved batch
+  /// (``JSONLinesDestination``). Absent from the state of an OTLP export.
+  var jsonLinesOutput: SourceCursor?
 }

@@ -1,7 +1,8 @@
 import Foundation
 import NetMonitor
+import NetMonitorMetrics
 
-/// How one `http` record becomes OTLP spans (also in the README, "elfhook export").
+/// How one `http` record becomes OTLP spans (also in docs/export.md, "Spans").
 ///
 /// **The request span.** Kind `CLIENT` or `SERVER` from the record's `role` (a record without one
 /// was written before roles existed, when only clients were recorded: `CLIENT`). Its name is the
@@ -41,9 +42,6 @@ import NetMonitor
 ///
 /// **Ids.** Each record is its own trace; ids come from ``SpanIdentity``, so a resend repeats them.
 enum HTTPSpanMapping {
-  /// The request methods the conventions know; any other is `_OTHER`.
-  static let knownMethods: Set<String> = ["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"]
-
   /// The spans of `record`, the request span first. `position` is the record's place in its
   /// source (see ``SpanIdentity``).
   static func spans(for record: HTTPRecord, position: UInt64) -> [OTLPSpan] {
@@ -72,30 +70,17 @@ enum HTTPSpanMapping {
     request.traceID = identity.traceId
     request.spanID = requestId
     let call = GRPCCall(record)
-    request.name = call.map { "\($0.service)/\($0.method)" } ?? normalizedMethod(record.method)
+    request.name = call.map { "\($0.service)/\($0.method)" } ?? MetricAttributes.method(record.method)
     request.kind = role == .server ? .server : .client
     request.startTimeUnixNano = start
     request.endTimeUnixNano = record.startUnixNs &+ nanoseconds(record.durationMs)
     request.attributes = attributes(of: record, role: role).otlp
-    if let errorType = errorType(of: record, role: role) {
+    if let errorType = MetricAttributes.httpErrorType(of: record, role: role) {
       request.status.code = .error
       if errorType == "no_response" { request.status.message = "no response" }
     }
     return [request] + children
   }
-
-  /// `error.type` of an exchange, or `nil` when it succeeded (see the type's summary).
-  static func errorType(of record: HTTPRecord, role: ConnectionRole) -> String? {
-    if let call = GRPCCall(record), call.status != 0 {
-      if role == .client || grpcServerErrors.contains(call.status) { return String(call.status) }
-    }
-    guard let status = record.status else { return "no_response" }
-    if status >= (role == .server ? 500 : 400) { return String(status) }
-    return record.responseComplete == false ? "incomplete_response" : nil
-  }
-
-  /// The gRPC statuses that are a server's failure (the others are the caller's).
-  static let grpcServerErrors: Set<Int> = [2, 4, 12, 13, 14, 15]
 
   /// `network.protocol.version` of the record's HTTP version (`1.1` when it is not known).
   static func protocolVersion(of record: HTTPRecord) -> String {
@@ -106,16 +91,11 @@ enum HTTPSpanMapping {
     }
   }
 
-  /// `http.request.method`: the method, or `_OTHER` for one the conventions do not know.
-  static func normalizedMethod(_ method: String) -> String {
-    knownMethods.contains(method) ? method : "_OTHER"
-  }
-
   /// `server.address` and `server.port`: the `Host` header's, else the peer's on a client; a
   /// `Host` without a port means the scheme's default port.
   static func server(of record: HTTPRecord, role: ConnectionRole) -> (address: String?, port: UInt16?) {
     if let header = record.host, !header.isEmpty {
-      let parsed = HostAndPort(header)
+      let parsed = MetricAttributes.hostAndPort(header)
       return (parsed.host, parsed.port ?? (record.scheme == .https ? 443 : 80))
     }
     return role == .client ? (record.peerAddress, record.peerPort) : (nil, nil)
@@ -123,7 +103,7 @@ enum HTTPSpanMapping {
 
   private static func attributes(of record: HTTPRecord, role: ConnectionRole) -> AttributeList {
     var list = AttributeList()
-    let method = normalizedMethod(record.method)
+    let method = MetricAttributes.method(record.method)
     list.add("http.request.method", method)
     if method != record.method { list.add("http.request.method_original", record.method) }
     list.add("http.response.status_code", record.status)
@@ -162,7 +142,7 @@ enum HTTPSpanMapping {
     }
     list.add("http.request.size", record.requestBytes)
     list.add("http.response.size", record.responseBytes)
-    list.add("error.type", errorType(of: record, role: role))
+    list.add("error.type", MetricAttributes.httpErrorType(of: record, role: role))
     list.add("elfhook.connection.id", record.connectionId)
     list.add("elfhook.http.reused_connection", record.reusedConnection)
     list.add("elfhook.http.ttfb_ms", record.ttfbMs)

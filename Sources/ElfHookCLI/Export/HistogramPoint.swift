@@ -1,4 +1,5 @@
-/// One cumulative explicit-bucket histogram stream: the values recorded under one attribute set.
+/// One cumulative explicit-bucket histogram stream: the values recorded under one attribute set
+/// (a counter's: a histogram without boundaries, its count the total).
 /// Codable: the state file keeps it, so that counts survive a restart of the exporter.
 struct HistogramPoint: Codable, Hashable, Sendable {
   var attributes: [Attribute]
@@ -23,6 +24,20 @@ struct HistogramPoint: Codable, Hashable, Sendable {
     sum += value
     min = Swift.min(min ?? value, value)
     max = Swift.max(max ?? value, value)
+  }
+
+  /// Whether the point was kept with `boundaries` (`boundaries.count + 1` buckets).
+  func fits(_ boundaries: [Double]) -> Bool { bucketCounts.count == boundaries.count + 1 }
+
+  /// The count as an OTLP sum's data point (a counter is kept as a histogram without buckets),
+  /// cumulative from `startUnixNs` to `timeUnixNs`.
+  func otlpSum(startUnixNs: UInt64, timeUnixNs: UInt64) -> OTLPNumberPoint {
+    var point = OTLPNumberPoint()
+    point.attributes = attributes.map(\.otlp)
+    point.startTimeUnixNano = startUnixNs
+    point.timeUnixNano = timeUnixNs
+    point.asInt = Int64(clamping: count)
+    return point
   }
 
   /// The OTLP data point, cumulative from `startUnixNs` to `timeUnixNs`.

@@ -13,11 +13,18 @@ import NetMonitor
 /// start: its records are new ones. The same holds when the file shrinks while it is followed;
 /// and when, followed, the name comes to name another file (a rotation), the old file is read to
 /// its end first, then the new one from its start.
+///
+/// A line that is not a record is reported once (`FILE:LINE: not a record: …; skipped`) and
+/// skipped: one bad line does not stop a follower, and the records around it still go out.
 final class JSONLinesSource: RecordSource {
   let path: String
   private(set) var cursor: SourceCursor
   private var descriptor: Int32
   private let log: (String) -> Void
+  /// Lines that were not records, reported and skipped so far.
+  private(set) var skippedLines = 0
+  /// Bad lines before this offset are already reported (a batch not acknowledged is read again).
+  private var reportedBefore: UInt64 = 0
 
   /// At most this many bytes are read per batch; a longer line is still read whole.
   static let readSize = 1 << 20
@@ -59,6 +66,7 @@ final class JSONLinesSource: RecordSource {
       log("\(path) shrank below the exported offset (truncated); exporting it from the start")
       cursor.offset = 0
       cursor.line = 0
+      reportedBefore = 0
     }
     var records: [SourcedRecord] = []
     var spans = 0
@@ -86,17 +94,15 @@ final class JSONLinesSource: RecordSource {
           let parsed = lineBytes.withUnsafeBytes { bytes in
             Result { () throws(RecordDecodingError) -> Transaction in try Transaction(jsonLine: bytes) }
           }
-          let transaction: Transaction
           switch parsed {
-          case .success(let value): transaction = value
+          case .success(let transaction):
+            let record = SourcedRecord(transaction: transaction, position: offset + UInt64(start))
+            if spans + record.spanCount > maxSpans && !records.isEmpty { break scan }
+            spans += record.spanCount
+            records.append(record)
           case .failure(let error):
-            if !records.isEmpty { break scan }  // send what precedes it first
-            throw RecordFileError.badRecord(path: path, line: line + 1, reason: error)
+            reportBadLine(line + 1, at: offset + UInt64(start), error)
           }
-          let record = SourcedRecord(transaction: transaction, position: offset + UInt64(start))
-          if spans + record.spanCount > maxSpans && !records.isEmpty { break scan }
-          spans += record.spanCount
-          records.append(record)
         }
         line += 1
         start = newline.map { $0 + 1 } ?? bytes.count
@@ -106,7 +112,8 @@ final class JSONLinesSource: RecordSource {
       if start < bytes.count || bytes.count < size || records.count >= maxRecords { break }
     }
     guard offset != cursor.offset else {
-      if !atEnd { try reopenIfReplaced() }
+      // Read to its end: when the name now names another file, go on with that one at once.
+      if !atEnd, reopenIfReplaced() { return try nextBatch(maxSpans: maxSpans, atEnd: atEnd) }
       return nil
     }
     var after = cursor
@@ -118,26 +125,36 @@ final class JSONLinesSource: RecordSource {
   func acknowledge(_ batch: SourceBatch) { cursor = batch.cursorAfter }
 
   /// Once the open file is read to its end: when `path` now names another file, switches to it,
-  /// from its start. The corresponding C functions are `stat` and `open`.
-  private func reopenIfReplaced() throws {
+  /// from its start, and returns `true`. The corresponding C functions are `stat` and `open`.
+  private func reopenIfReplaced() -> Bool {
     var named = stat()
     guard stat(path, &named) == 0,
       UInt64(named.st_dev) != cursor.device || UInt64(named.st_ino) != cursor.inode
-    else { return }
+    else { return false }
     let replacement = open(path, O_RDONLY | O_CLOEXEC)
-    guard replacement >= 0 else { return }  // gone again: keep the old one, try at the next poll
+    guard replacement >= 0 else { return false }  // gone again: keep the old one, try at the next poll
     var status = stat()
     guard fstat(replacement, &status) == 0 else {
       close(replacement)
-      return
+      return false
     }
     close(descriptor)
     descriptor = replacement
     cursor = SourceCursor(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), offset: 0)
+    reportedBefore = 0
     log("\(path) was replaced by another file; following the new one from its start")
+    return true
   }
 
   func didPersist(_ batch: SourceBatch) {}
+
+  /// Says, once, that line `number` (at byte `position`) is not a record; it is skipped.
+  private func reportBadLine(_ number: Int, at position: UInt64, _ error: RecordDecodingError) {
+    guard position >= reportedBefore else { return }
+    reportedBefore = position + 1
+    skippedLines += 1
+    log("\(RecordFileError.badRecord(path: path, line: number, reason: error)); skipped")
+  }
 
   /// Up to `count` bytes from `offset`. The corresponding C function is `pread`.
   private func read(at offset: UInt64, count: Int) throws -> [UInt8] {

@@ -19,7 +19,7 @@ struct ProcessResource: Hashable, Codable, Sendable {
   static var scope: OTLPScope {
     var scope = OTLPScope()
     scope.name = "elfhook"
-    scope.version = "0.1.0"
+    scope.version = ElfHookVersion.current
     return scope
   }
 }

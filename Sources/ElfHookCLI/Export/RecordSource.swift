@@ -14,7 +14,8 @@ protocol RecordSource: AnyObject {
   /// `nil` when there are none yet. The cursor does not move. `atEnd` says the file will not grow
   /// any more (no `--follow`): a last line without its newline is then read too.
   ///
-  /// - Throws: `RecordFileError` for a file that cannot be read or a line that is not a record.
+  /// - Throws: `RecordFileError` for a file that cannot be read (a line that is not a record is
+  ///   reported and skipped).
   func nextBatch(maxSpans: Int, atEnd: Bool) throws -> SourceBatch?
 
   /// Moves the cursor past `batch`, which the collector has acknowledged.

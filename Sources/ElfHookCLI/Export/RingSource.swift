@@ -69,4 +69,15 @@ final class RingSource: RecordSource {
   func acknowledge(_ batch: SourceBatch) { cursor = batch.cursorAfter }
 
   func didPersist(_ batch: SourceBatch) { ring.release(batch.slotCount) }
+
+  /// Whether the process that created the ring still runs (``RingProducer``).
+  var producerIsRunning: Bool { RingProducer.isRunning(pid: ring.pid, ringCreatedUnixNs: ring.createdUnixNs) }
+
+  /// Once the producer is gone: passes over a slot it reserved and never published (it was
+  /// killed mid-record), so the records after it can be read. Returns whether one was.
+  func skipUnfinished() -> Bool {
+    guard ring.skipUnfinished() else { return false }
+    cursor.offset = ring.readPosition
+    return true
+  }
 }

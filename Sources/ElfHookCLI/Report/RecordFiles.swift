@@ -23,19 +23,31 @@ enum RecordFiles {
     paths: [String], skipped: (SkippedLines) -> Void = { _ in }, dropped: (RingDrops) -> Void = { _ in }
   ) throws -> [Transaction] {
     var transactions: [Transaction] = []
+    try forEach(paths: paths, skipped: skipped, dropped: dropped) { transactions.append($0) }
+    return transactions
+  }
+
+  /// The same as ``load(paths:skipped:dropped:)``, streaming: `body` gets each record as it is
+  /// read, and no file is held in memory whole (`elfhook report --format jsonl` on a large file).
+  static func forEach(
+    paths: [String], skipped: (SkippedLines) -> Void = { _ in }, dropped: (RingDrops) -> Void = { _ in },
+    _ body: (Transaction) -> Void
+  ) throws {
     for path in paths {
       if isRecordRing(path) {
-        try readRing(path, dropped: dropped) { transactions.append($0) }
+        try readRing(path, dropped: dropped, body)
         continue
       }
-      let before = transactions.count
+      var count = 0
       var lines = SkippedLines(path: path)
-      try readJSONLines(path, skipping: &lines) { transactions.append($0) }
+      try readJSONLines(path, skipping: &lines) { transaction in
+        count += 1
+        body(transaction)
+      }
       guard let first = lines.first else { continue }
-      if transactions.count == before { throw first }
+      if count == 0 { throw first }
       skipped(lines)
     }
-    return transactions
   }
 
   /// The lines of one file that were not records.

@@ -23,6 +23,11 @@ struct ReportCommand: ParsableCommand {
       to 10,000 requests a row; past that, a row counts its durations in a histogram (bounded \
       memory for a long run) and its percentiles are within 0.4%.
 
+      --format jsonl writes the records themselves to stdout instead, one JSON object per line, \
+      exactly as `elfhook run --output` writes them: the way to turn record rings (a service \
+      monitored with LD_PRELOAD and ELFHOOK_OUTPUT) into JSON Lines, or to merge JSON Lines files. \
+      Records are written file after file, each file in its order; rings are read in place.
+
       --waterfall adds one line per request: a bar of its phases on a time axis all lines share. \
       --html writes all of it as one self-contained page (it needs no network to open) with a \
       browser-style waterfall: hover a bar for its phase times, filter and sort the requests.
@@ -31,6 +36,7 @@ struct ReportCommand: ParsableCommand {
         elfhook run --output curl.jsonl -- curl -s https://example.com/
         elfhook report curl.jsonl
         elfhook report --waterfall --html report.html app-*.jsonl
+        elfhook report --format jsonl /dev/shm/elfhook/*.ring > records.jsonl
       """
   )
 
@@ -39,6 +45,13 @@ struct ReportCommand: ParsableCommand {
       "Also write a self-contained HTML report (tables and a timing waterfall) to FILE.", valueName: "FILE"))
   var html: String?
 
+  enum Format: String, ExpressibleByArgument, CaseIterable {
+    case table, jsonl
+  }
+
+  @Option(help: "What goes to stdout: the summary tables (table), or every record as a JSON line (jsonl).")
+  var format: Format = .table
+
   @Flag(help: "Also print one line per HTTP request with a DNS | connect | TLS | wait | transfer bar.")
   var waterfall = false
 
@@ -46,7 +59,14 @@ struct ReportCommand: ParsableCommand {
     help: ArgumentHelp("Record files: JSON Lines (`elfhook run --output`) or record rings (ELFHOOK_OUTPUT).", valueName: "RECORDS"))
   var records: [String]
 
+  func validate() throws {
+    if format == .jsonl && (html != nil || waterfall) {
+      throw ValidationError("--format jsonl writes records, not a report: leave out --html and --waterfall")
+    }
+  }
+
   func run() throws {
+    if format == .jsonl { return try writeJSONLines() }
     let transactions: [Transaction]
     var drops = Drops()
     do {
@@ -62,6 +82,34 @@ struct ReportCommand: ParsableCommand {
     if let html {
       try writeHTML(transactions, drops: drops, to: html)
     }
+  }
+
+  /// Every record of the files to stdout as JSON Lines, written in blocks of about 64 KiB (the
+  /// encoding `elfhook run --output` uses: `Transaction.appendJSONLine`). Lines that are not
+  /// records, and records a ring's process dropped, are said on stderr.
+  private func writeJSONLines() throws {
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(1 << 17)
+    var failed = false
+    func flush() {
+      guard !failed, !buffer.isEmpty else { return }
+      failed = !buffer.withUnsafeBytes { writeAll(STDOUT_FILENO, $0) }
+      buffer.removeAll(keepingCapacity: true)
+    }
+    do {
+      try RecordFiles.forEach(
+        paths: records, skipped: { Terminal.say($0.description) },
+        dropped: { Terminal.say("\($0.count) records were dropped: \($0.reason)") }
+      ) { transaction in
+        transaction.appendJSONLine(to: &buffer)
+        if buffer.count >= 1 << 16 { flush() }
+      }
+    } catch {
+      flush()
+      throw CommandFailure.input("\(error)")
+    }
+    flush()
+    if failed { throw CommandFailure.input("cannot write to stdout: \(String(cString: strerror(errno)))") }
   }
 
   /// Records the processes dropped (their rings were full), and why, said of the first such ring.

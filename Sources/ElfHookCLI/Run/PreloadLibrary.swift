@@ -1,8 +1,17 @@
 import Foundation
 
-/// Where `libElfHookPreload.so` is: `ELFHOOK_PRELOAD_LIBRARY` when set, else beside the `elfhook`
-/// executable (where `swift build` puts both), else in `../lib` (an installed layout). The monitor
-/// it loads at a process's first connection, `libElfHookMonitor.so`, must be beside it.
+/// Where `libElfHookPreload.so` is, first match wins:
+/// 1. `ELFHOOK_PRELOAD_LIBRARY`, the library itself;
+/// 2. `ELFHOOK_LIBRARY_DIR`, the directory holding it;
+/// 3. beside the `elfhook` executable (where `swift build` puts both);
+/// 4. `../lib/elfhook` from the executable's directory: the release bundle's and an install's
+///    layout (`bin/elfhook`, `lib/elfhook/*.so`; `scripts/package`, `scripts/install`);
+/// 5. `../lib`, as before the bundle existed.
+///
+/// The executable's directory is `/proc/self/exe` with its symbolic links resolved, so a link to
+/// `elfhook` in a directory on `PATH` still finds the libraries of the tree it points into. The
+/// monitor the library loads at a process's first connection, `libElfHookMonitor.so`, must be
+/// beside it.
 enum PreloadLibrary {
   static let fileName = "libElfHookPreload.so"
   static let monitorFileName = "libElfHookMonitor.so"
@@ -16,14 +25,30 @@ enum PreloadLibrary {
       }
       return try withMonitor(absolute(configured))
     }
-    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    let candidates = [
-      executable.appendingPathComponent(fileName).path,
-      executable.deletingLastPathComponent().appendingPathComponent("lib").appendingPathComponent(fileName).path,
-    ]
+    if let directory = environment["ELFHOOK_LIBRARY_DIR"], !directory.isEmpty {
+      let candidate = absolute(directory) + "/" + fileName
+      guard access(candidate, R_OK) == 0 else {
+        throw .input("ELFHOOK_LIBRARY_DIR=\(directory): cannot read \(candidate): \(String(cString: strerror(errno)))")
+      }
+      return try withMonitor(candidate)
+    }
+    let candidates = searchPath(executableDirectory: executableDirectory()).map { $0 + "/" + fileName }
     for candidate in candidates where access(candidate, R_OK) == 0 { return try withMonitor(candidate) }
     throw .input(
-      "cannot find \(fileName) (looked in \(candidates.joined(separator: " and "))); build it with `swift build --product ElfHookPreload`, or set ELFHOOK_PRELOAD_LIBRARY")
+      "cannot find \(fileName) (looked in \(candidates.joined(separator: ", "))); build it with `swift build --product ElfHookPreload`, or set ELFHOOK_LIBRARY_DIR")
+  }
+
+  /// The directories looked in, in order, for an executable in `executableDirectory`.
+  static func searchPath(executableDirectory: String) -> [String] {
+    let parent = (executableDirectory as NSString).deletingLastPathComponent
+    let prefix = parent == "/" ? "" : parent
+    return [executableDirectory, prefix + "/lib/elfhook", prefix + "/lib"]
+  }
+
+  /// The directory of the running executable, its symbolic links resolved. The corresponding C
+  /// function is `readlink` on `/proc/self/exe`.
+  private static func executableDirectory() -> String {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
   }
 
   /// `library`, once the monitor it loads is found beside it.

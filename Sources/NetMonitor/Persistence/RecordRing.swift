@@ -141,6 +141,17 @@ public final class RecordRing {
     return released
   }
 
+  /// Frees the oldest slot when a producer reserved it but never published it — only for a ring
+  /// whose producers are all gone (a process killed while writing a record leaves one), so that
+  /// a consumer that peeks (``peekPublished(limit:)``) can go on past it. Returns whether a slot
+  /// was passed over.
+  @discardableResult
+  public func skipUnfinished() -> Bool {
+    guard cnm_queue_peek(queue) == nil, cnm_queue_has_unpublished(queue) else { return false }
+    cnm_queue_skip(queue)
+    return true
+  }
+
   /// Takes every published record out of the ring, oldest first, and hands it to `body`.
   ///
   /// A slot reserved but not yet published stops the drain: its producer is still writing it.

@@ -10,7 +10,7 @@ import CNetMonitor
 /// Measured (perf on nginx under `wrk -t2 -c32`, builds with and without, in alternated turns,
 /// ~2.7 M requests each, three runs): nginx's CPU per request −0.18 to −0.34 µs (~1%). Prefetched
 /// after the system call instead, the same lines saved nothing: their misses still delayed the
-/// slow path that follows at once (BENCHMARKS.md, session 9).
+/// slow path that follows at once (BENCHMARKS.md, "Why a record is three cache lines").
 enum ExchangeLines {
   /// Bytes of each remembered head (``HTTPHeadMemo``) prefetched, from its start: a request line
   /// with a few headers, a small response head.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 @testable import ElfHookCLI
 

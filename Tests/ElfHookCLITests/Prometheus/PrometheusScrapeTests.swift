@@ -1,6 +1,7 @@
 import Foundation
 import NetMonitor
 import Testing
+import TestSupport
 
 @testable import ElfHookCLI
 
@@ -13,7 +14,7 @@ import Testing
   .enabled(if: PrometheusServer.isInstalled, PrometheusServer.missing))
 struct PrometheusScrapeTests {
   @Test func countsOfARealRunReachPrometheus() throws {
-    let elfhook = try #require(BuiltElfHook.path, Comment(rawValue: BuiltElfHook.missing))
+    let elfhook = try #require(BuiltProducts.elfhook, Comment(rawValue: BuiltProducts.missingMessage))
     let directory = try TemporaryDirectory("prometheus-scrape")
     defer { directory.remove() }
 
@@ -29,7 +30,7 @@ struct PrometheusScrapeTests {
       curl -s -o /dev/null http://127.0.0.1:\(closedPort)/
       exit 0
       """
-    let run = try BuiltElfHook.run([elfhook, "run", "--output", records, "--", "sh", "-c", script])
+    let run = try ProgramRun.run([elfhook, "run", "--output", records, "--", "sh", "-c", script])
     try #require(run.status == 0, "elfhook run: \(run.stderr)")
 
     // What the run recorded: three exchanges with the target, a lookup, a refused connection.

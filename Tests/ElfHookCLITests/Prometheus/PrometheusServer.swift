@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// A real Prometheus (Debian's `prometheus` package, `/usr/bin/prometheus`) started by the test on
 /// 127.0.0.1, scraping one target every second, with its configuration and storage in a

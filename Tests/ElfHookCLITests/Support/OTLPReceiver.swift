@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `otlp_receiver.py` (beside this file), a collector stand-in built on the official OTLP protobuf
 /// messages: what it received, read back from its JSON Lines output.

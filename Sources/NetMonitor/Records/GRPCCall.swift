@@ -1,16 +1,16 @@
-import NetMonitor
-
 /// A gRPC call, as its http record shows it: an HTTP/2 stream whose response carried a
-/// `grpc-status`, to a target `/package.Service/Method`.
-struct GRPCCall {
+/// `grpc-status`, to a target `/package.Service/Method`. What the report, the spans and the
+/// metrics (`rpc.*`) read of one.
+public struct GRPCCall: Sendable {
   /// `package.Service`, as OpenTelemetry's `rpc.service`.
-  var service: String
+  public var service: String
   /// `Method`, as `rpc.method`.
-  var method: String
+  public var method: String
   /// The call's status code (`rpc.grpc.status_code`).
-  var status: Int
+  public var status: Int
 
-  init?(_ http: HTTPRecord) {
+  /// The call `http` is; `nil` when it is not one (no `grpc-status`, another target shape).
+  public init?(_ http: HTTPRecord) {
     guard let status = http.grpcStatus else { return nil }
     let parts = http.target.split(separator: "/", omittingEmptySubsequences: true)
     guard http.target.hasPrefix("/"), parts.count == 2 else { return nil }
@@ -20,7 +20,7 @@ struct GRPCCall {
   }
 
   /// The name gRPC gives a status code (`NOT_FOUND`), or the number for one it does not name.
-  static func statusName(_ code: Int) -> String {
+  public static func statusName(_ code: Int) -> String {
     let names = [
       "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
       "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",

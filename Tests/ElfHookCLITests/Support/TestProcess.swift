@@ -1,15 +1,5 @@
 import Foundation
 
-/// The built `elfhook` and `libElfHookPreload.so` the export tests run, where `BuiltElfHook`
-/// finds them.
-enum ExportProducts {
-  static var elfhook: String? { BuiltElfHook.path }
-  static var preloadLibrary: String? {
-    BuiltElfHook.path.map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("libElfHookPreload.so").path }
-  }
-  static let missing = BuiltElfHook.missing
-}
-
 /// A program run to its end, or started and stopped by the test; every wait is bounded.
 final class TestProcess {
   let process = Process()
@@ -61,14 +51,4 @@ final class TestProcess {
   var status: Int32 { process.terminationStatus }
   var stdout: String { (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "" }
   var stderr: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
-}
-
-/// Polls `condition` every 50 ms for at most `timeout` seconds; whether it became true.
-func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-  let deadline = Date().addingTimeInterval(timeout)
-  while Date() < deadline {
-    if try condition() { return true }
-    usleep(50_000)
-  }
-  return try condition()
 }

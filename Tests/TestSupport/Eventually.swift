@@ -2,7 +2,7 @@ import Foundation
 
 /// Polls `condition` every 20 ms until it holds or `timeout` seconds pass; whether it held. For
 /// tests that wait on another process's doing: an event, never a fixed sleep.
-func eventually(timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+public func eventually(timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while Date() < deadline {
     if try condition() { return true }
