@@ -70,7 +70,7 @@ struct SwiftServerExampleTests {
     try Self.expectInbound(run)
   }
 
-  @Test("HTTPS upstream: swift-nio-ssl's BoringSSL, linked in, attached inline — the exchanges and the TLS account")
+  @Test("HTTPS upstream and HTTPS endpoint: swift-nio-ssl's BoringSSL, linked in, attached inline — the exchanges and the TLS account on both sides")
   func tlsUpstream() throws {
     let scratch = try TemporaryDirectory("swift-server", inSharedMemory: false)
     defer { scratch.remove() }
@@ -109,12 +109,12 @@ struct SwiftServerExampleTests {
     #expect(clientConnections.compactMap(\.httpExchanges).reduce(0, +) == Self.proxyRequests)
     #expect(run.metric("http_client_request_duration_seconds_count") == Double(Self.proxyRequests))
 
-    try Self.expectInbound(run)
+    try Self.expectInbound(run, tls: true)
   }
 
   /// The inbound side, the same over either upstream: one server http record per curl request, and
-  /// server connections whose bytes are what curl sent and received.
-  private static func expectInbound(_ run: Run) throws {
+  /// server connections whose bytes (`tls`: plaintext bytes) are what curl sent and received.
+  private static func expectInbound(_ run: Run, tls: Bool = false) throws {
     let serverIDs = Set(run.connections.filter { $0.role == .server }.map(\.id))
     let inbound = run.http.filter { serverIDs.contains($0.connectionId) }
     let proxies = inbound.filter { $0.target == "/proxy" }
@@ -127,6 +127,7 @@ struct SwiftServerExampleTests {
     for record in inbound {
       #expect(record.status == 200)
       #expect(record.host == "127.0.0.1:\(run.serverPort)")
+      #expect(record.scheme == (tls ? .https : .http), "\(record)")
     }
     #expect(proxies.filter(\.reusedConnection).count == proxyRequests - 1, "the /proxy calls share one connection")
     // Each request and response as curl counted it.
@@ -141,8 +142,16 @@ struct SwiftServerExampleTests {
     let byCurl = Dictionary(grouping: run.curl, by: \.invocation).values.map { transfers in
       [transfers.map(\.requestBytes).reduce(0, +), transfers.map(\.responseBytes).reduce(0, +)]
     }
-    #expect(sorted(serverConnections.map { [$0.bytesReceived, $0.bytesSent] }) == sorted(byCurl))
+    let counted = serverConnections.map {
+      tls ? [$0.tlsBytesReceived ?? 0, $0.tlsBytesSent ?? 0] : [$0.bytesReceived, $0.bytesSent]
+    }
+    #expect(sorted(counted) == sorted(byCurl))
     for connection in serverConnections {
+      if tls {
+        // The endpoint's BoringSSL, joined to the accepted socket by the ClientHello it read.
+        #expect(connection.tlsMs != nil && connection.tlsVersion?.hasPrefix("TLSv1.") == true, "\(connection)")
+        #expect(connection.bytesReceived > connection.tlsBytesReceived ?? .max, "the socket carried ciphertext")
+      }
       #expect(connection.peerAddress == "127.0.0.1" && connection.connectMs == nil)
       // The caller's address is also what `localhost` resolved to: still no name, no DNS phase.
       #expect(connection.host == nil && connection.dnsMs == nil, "\(connection)")
@@ -202,8 +211,8 @@ struct SwiftServerExampleTests {
     var bodyBytes: UInt64
   }
 
-  /// Starts the upstream (HTTPS with `tls`), the example pointed at it by the name `localhost`,
-  /// sends the requests with curl, stops the example with SIGTERM and collects every account.
+  /// Starts the upstream (HTTPS with `tls`), the example pointed at it by the name `localhost` (and,
+  /// with `tls`, serving HTTPS with the same certificate), sends the requests with curl, stops the example with SIGTERM and collects every account.
   private static func runExample(in scratch: TemporaryDirectory, tls: (certificate: String, key: String)?) throws -> Run {
     let executable = try builtExample.get()
     let report = scratch.file("upstream.jsonl")
@@ -218,17 +227,22 @@ struct SwiftServerExampleTests {
     var environment = [
       "UPSTREAM": "\(scheme)://localhost:\(upstreamPort)/data/\(upstreamBody)", "RECORDS": records.path,
     ]
-    if let tls { environment["UPSTREAM_CA_FILE"] = tls.certificate }
+    if let tls {
+      environment["UPSTREAM_CA_FILE"] = tls.certificate
+      environment["TLS_CERT_FILE"] = tls.certificate
+      environment["TLS_KEY_FILE"] = tls.key
+    }
     let example = try SpawnedProgram([executable, "0"], environment: environment, stderr: scratch.file("stderr"))
     let serverPort = try #require(
       example.port(timeout: 60),
       "the example did not print its port: \(scratch.contents("stderr"))")
 
     var curl: [CurlTransfer] = []
-    let base = "http://127.0.0.1:\(serverPort)"
-    curl += try curlTransfers([String](repeating: base + "/proxy", count: proxyRequests), invocation: 0)
+    let base = "\(scheme)://127.0.0.1:\(serverPort)"
+    let ca = tls?.certificate
+    curl += try curlTransfers([String](repeating: base + "/proxy", count: proxyRequests), invocation: 0, ca: ca)
     for invocation in 1...helloRequests {
-      curl += try curlTransfers([base + "/hello"], invocation: invocation)
+      curl += try curlTransfers([base + "/hello"], invocation: invocation, ca: ca)
     }
     // Scrape until the backend has every outbound exchange (the recorder hands records over every
     // few milliseconds), as a Prometheus server would, a little later.
@@ -238,7 +252,7 @@ struct SwiftServerExampleTests {
     repeat {
       scrapes += 1
       let body = scratch.file("metrics-\(scrapes)")
-      curl += try curlTransfers([base + "/metrics"], invocation: helloRequests + scrapes, body: body)
+      curl += try curlTransfers([base + "/metrics"], invocation: helloRequests + scrapes, body: body, ca: ca)
       metrics = scratch.contents(body.lastPathComponent)
       let seen = Run(serverPort: 0, upstreamPort: 0, records: [], upstreamConnections: [], curl: [], metrics: metrics, scrapes: 0)
       if seen.metric("http_server_request_duration_seconds_count") >= Double(proxyRequests + helloRequests + scrapes - 1) { break }
@@ -274,11 +288,13 @@ struct SwiftServerExampleTests {
   }
 
   /// Runs one curl for `urls` (one connection, kept alive between them); a transfer per URL.
-  /// (`body`: where the last URL's body goes.)
-  private static func curlTransfers(_ urls: [String], invocation: Int, body: URL? = nil) throws -> [CurlTransfer] {
+  /// (`body`: where the last URL's body goes; `ca`: the certificate an HTTPS server is trusted by.)
+  private static func curlTransfers(
+    _ urls: [String], invocation: Int, body: URL? = nil, ca: String? = nil
+  ) throws -> [CurlTransfer] {
     let format = "%{url_effective} %{http_code} %{size_request} %{size_header} %{size_download}\\n"
     let outputs = Array(repeating: "/dev/null", count: urls.count - 1) + [body?.path ?? "/dev/null"]
-    let arguments = ["curl", "-sS", "--max-time", "30"] + zip(urls, outputs).flatMap { ["-o", $1, "-w", format, $0] }
+    let arguments = ["curl", "-sS", "--max-time", "30"] + (ca.map { ["--cacert", $0] } ?? []) + zip(urls, outputs).flatMap { ["-o", $1, "-w", format, $0] }
     let run = try ProgramRun.run(arguments, timeout: 60)
     try #require(run.status == 0, "curl failed: \(run.stderr)")
     return String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").map { line in

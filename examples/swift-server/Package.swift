@@ -21,6 +21,8 @@ let package = Package(
         .product(name: "NetMonitor", package: "elfhook"),
         .product(name: "NetMonitorMetrics", package: "elfhook"),
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "HummingbirdTLS", package: "hummingbird"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),

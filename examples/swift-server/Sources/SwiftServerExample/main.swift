@@ -5,10 +5,13 @@
 //
 // GET /hello answers locally; GET /proxy fetches UPSTREAM with AsyncHTTPClient and returns its body.
 // The argument is the port on 127.0.0.1 (0: any free port); "PORT <n>" is printed once listening.
+// With TLS_CERT_FILE and TLS_KEY_FILE (PEM) the server speaks HTTPS on that port (swift-nio-ssl).
 // SIGTERM or SIGINT stops the server gracefully, then the records still queued are written.
 import AsyncHTTPClient
 import Glibc
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Metrics
 import NIOCore
 import NIOPosix
@@ -55,8 +58,19 @@ router.get("proxy") { _, _ -> Response in
   return Response(status: .init(code: Int(answer.status.code)), body: .init(byteBuffer: body))
 }
 
+// HTTPS when given a certificate: swift-nio-ssl's BoringSSL, linked into this executable, as for the
+// upstream calls. NetMonitor reads both through the same hooks; nothing here is for it.
+var server = HTTPServerBuilder.http1()
+if let certificate = environment.get("TLS_CERT_FILE"), let key = environment.get("TLS_KEY_FILE") {
+  let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+  let tls = TLSConfiguration.makeServerConfiguration(
+    certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+  server = try .tls(.http1(), tlsConfiguration: tls)
+}
+
 let app = Application(
   router: router,
+  server: server,
   configuration: .init(address: .hostname("127.0.0.1", port: port)),
   onServerRunning: { channel in
     print("PORT \(channel.localAddress?.port ?? port)")
