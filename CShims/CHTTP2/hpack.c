@@ -147,13 +147,14 @@ static unsigned field_of_text(text name) {
 }
 
 /* The fields of the block being decoded: which were seen (a bit per FIELD_*), and a scratch for
- * the numbers' digits; and whether decoding the block again would do the same (see replay), with
- * the entries it inserted and their size. */
+ * the numbers' digits; and what says whether decoding the block again would do the same (see
+ * replay): a size update or an entry too large for the table seen, an entry of the dynamic table
+ * named, the entries inserted and their size. */
 typedef struct recorder {
   ch2_fields *fields;
   unsigned seen;
   uint8_t digits[4];
-  int replayable;
+  uint8_t resized, named_dynamic;
   uint32_t inserted, inserted_size;
 } field_recorder;
 
@@ -544,7 +545,7 @@ static ch2_status insert_field(ch2_hpack_decoder *decoder, field_recorder *recor
     fits = name_length + value_length + 32 <= table;
   }
   if (!fits) {
-    recorder->replayable = 0;
+    recorder->resized = 1;
     while (decoder->count > 0) evict_oldest(decoder);
     if (name_literal != NULL) {
       status = field_of_literal(decoder, *name_literal, &field);
@@ -575,7 +576,7 @@ static ch2_status indexed_field(ch2_hpack_decoder *decoder, block_cursor *cursor
   }
   index -= STATIC_ENTRIES;
   if (index > decoder->count) return CH2_HPACK_BAD_INDEX;
-  recorder->replayable = 0;
+  recorder->named_dynamic = 1;
   const struct ch2_hpack_entry *entry = entry_at(decoder, index);
   record_text(recorder, entry->field, entry_value(decoder, entry));
   return CH2_OK;
@@ -599,7 +600,7 @@ static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor
     field = entry->field;
   } else if (index - STATIC_ENTRIES <= decoder->count) {
     const struct ch2_hpack_entry *entry = entry_at(decoder, index - STATIC_ENTRIES);
-    recorder->replayable = 0;
+    recorder->named_dynamic = 1;
     name = entry_name(decoder, entry);
     field = entry->field;
   } else {
@@ -630,11 +631,12 @@ static ch2_status size_update(ch2_hpack_decoder *decoder, block_cursor *cursor) 
 
 /* ---- replaying the last block -------------------------------------------------------------------- */
 
-/* A block decodes to the same fields and inserts the same entries each time it comes when it names
- * no entry of the dynamic table, has no size update, and every entry it inserts fits: then the
- * entries it inserted are the table's newest, in the order they came, and it can be replayed from
- * them. Kept when those entries take at most half the table, so that inserting copies of them
- * evicts none of them (and the copies' bytes never overlap theirs). */
+/* A block decodes to the same fields and inserts the same entries each time it comes when it has no
+ * size update, every entry it inserts fits, and either it names no entry of the dynamic table or
+ * it inserts none (then the table it reads is the one it left, unchanged: no other block came in
+ * between). The entries it inserted are the table's newest, in the order they came, and it can be
+ * replayed from them. Kept when those entries take at most half the table, so that inserting
+ * copies of them evicts none of them (and the copies' bytes never overlap theirs). */
 
 /* Copies the used part of `from` to `to`. */
 static void copy_fields(ch2_fields *to, const ch2_fields *from) {
@@ -650,7 +652,8 @@ static void copy_fields(ch2_fields *to, const ch2_fields *from) {
 /* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay. */
 static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *recorder, const uint8_t *block,
                             size_t length, const ch2_fields *fields) {
-  if (!recorder->replayable || length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
+  if (recorder->resized || (recorder->named_dynamic && recorder->inserted > 0)) return;
+  if (length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
   memcpy(decoder->replay_block, block, length);
   decoder->replay_length = (uint32_t)length;
   decoder->replay_inserts = (uint16_t)recorder->inserted; /* at most CH2_HPACK_MAX_ENTRIES */
@@ -718,7 +721,7 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
   }
   decoder->replay_length = 0;
   ch2_fields_clear(fields);
-  field_recorder recorder = {fields, 0, {0}, 1, 0, 0};
+  field_recorder recorder = {fields, 0, {0}, 0, 0, 0, 0};
   block_cursor cursor = {block, block + length};
   int field_seen = 0;
   while (cursor.at < cursor.end) {
@@ -734,7 +737,7 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
       status = literal_field(decoder, &cursor, &recorder, 4, 0);
     }
     if (status != CH2_OK) return status;
-    if ((first & 0xe0u) == 0x20u) recorder.replayable = 0;
+    if ((first & 0xe0u) == 0x20u) recorder.resized = 1;
     field_seen |= (first & 0xe0u) != 0x20u;
   }
   keep_for_replay(decoder, &recorder, block, length, fields);

@@ -225,9 +225,11 @@ struct HPACKEdgeTests {
       + [0x00] + huffman("etag") + huffman("\"6926539e-400\"") + [0x00] + Self.literal("grpc-message") + Self.literal("fine")
       + [0x40] + huffman("grpc-status") + Self.literal("0")
     let named: [UInt8] = [0xbe, 0x40] + Self.literal("x-c") + Self.literal("v")  // names the table's newest entry
+    let reading: [UInt8] = [0x82, 0x86, 0xbf, 0xbe]  // names entries, inserts none: replayed too
     let large: [UInt8] = [0x44] + Self.literal("/" + String(repeating: "l", count: 40))  // over half of 120
     let sequence = Array(repeating: response, count: 20) + Array(repeating: named, count: 3)
       + Array(repeating: response, count: 4) + Array(repeating: large, count: 3) + Array(repeating: response, count: 3)
+      + Array(repeating: reading, count: 3) + [named] + Array(repeating: reading, count: 3)
     // The reference decodes every block: every other one has a field that changes nothing appended,
     // so that no block comes right after itself.
     let padding: [UInt8] = [0x00] + Self.literal("x-pad") + Self.literal("1")
@@ -237,7 +239,7 @@ struct HPACKEdgeTests {
     for (index, block) in sequence.enumerated() {
       let (status, fields) = replayed.decode(block)
       let (reference, referenceFields) = decoded.decode(index % 2 == 0 ? block + padding : block)
-      #expect(status == reference, "block \(index)")
+      #expect(status == CH2_OK && reference == CH2_OK, "block \(index)")
       #expect(fields.status == referenceFields.status && fields.grpc_status == referenceFields.grpc_status)
       #expect(fields.contentTypeText == referenceFields.contentTypeText && fields.pathText == referenceFields.pathText)
       #expect(fields.grpcMessageText == referenceFields.grpcMessageText && fields.authorityText == referenceFields.authorityText)
