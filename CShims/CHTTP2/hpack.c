@@ -638,15 +638,20 @@ static ch2_status size_update(ch2_hpack_decoder *decoder, block_cursor *cursor) 
  * replayed from them. Kept when those entries take at most half the table, so that inserting
  * copies of them evicts none of them (and the copies' bytes never overlap theirs). */
 
+/* Copies `length` bytes when there are any (most fields of a block are absent). */
+static inline void copy_bytes(uint8_t *to, const uint8_t *from, size_t length) {
+  if (length > 0) memcpy(to, from, length);
+}
+
 /* Copies the used part of `from` to `to`. */
 static void copy_fields(ch2_fields *to, const ch2_fields *from) {
   memcpy(to, from, offsetof(ch2_fields, method));
-  memcpy(to->method, from->method, from->method_length);
-  memcpy(to->scheme, from->scheme, from->scheme_length);
-  memcpy(to->content_type, from->content_type, from->content_type_length);
-  memcpy(to->authority, from->authority, from->authority_length);
-  memcpy(to->path, from->path, from->path_length);
-  memcpy(to->grpc_message, from->grpc_message, from->grpc_message_length);
+  copy_bytes(to->method, from->method, from->method_length);
+  copy_bytes(to->scheme, from->scheme, from->scheme_length);
+  copy_bytes(to->content_type, from->content_type, from->content_type_length);
+  copy_bytes(to->authority, from->authority, from->authority_length);
+  copy_bytes(to->path, from->path, from->path_length);
+  copy_bytes(to->grpc_message, from->grpc_message, from->grpc_message_length);
 }
 
 /* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay. */
