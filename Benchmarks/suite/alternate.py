@@ -10,10 +10,10 @@ up. One load generator runs against each for the whole measurement, stopped (SIG
 turns: a turn continues one of them for WINDOW_S seconds and stops it again. The load is
 `wrk -t2 -c32` on http://127.0.0.1:PORT/URL_PATH; with PLAIN_URL, INJECTED_URL and LOAD, it is the
 command LOAD with the server's URL as its last argument (e.g. `h2load -c16 -m10 -D 3600` against
-an HTTP/2 listener, the counter staying on the HTTP/1.x port). The pairs of turns go plain then injected, then
-injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
+an HTTP/2 listener, the counter staying on the HTTP/1.x port). The pairs of turns go plain then
+injected, then injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
 are read from the server's own counter (stub_status's "requests", one connection kept open to
-it; the reading itself is not counted), 10 ms after the wrk stopped so that its last requests
+it; the reading itself is not counted), 10 ms after the load stopped so that its last requests
 are counted where they were sent.
 
 Why turns so short: this VM's throughput moves by ~12% from one 50 ms interval to the next
@@ -25,8 +25,8 @@ Appends to SAMPLES, one line per turn: PREFIX.rps.plain, PREFIX.rps.injected (re
 second of the turn), PREFIX.cpu_us.plain, PREFIX.cpu_us.injected (the server's CPU time per
 request: every thread's run time from /proc/PID/task/*/schedstat, in µs) and, for injected
 turns, PREFIX.consumer_us (the same for CONSUMER_PID, `elfhook run` draining the rings); PREFIX
-is "alt" unless given. Exits 1 with one line on stderr when a server stops answering or a wrk
-exits.
+is "alt" unless given. Exits 1 with one line on stderr when a server stops answering or a load
+generator exits.
 """
 import http.client
 import os
@@ -96,7 +96,7 @@ def main(argv):
                 counter, pid = arms[name]
                 load = loads[name]
                 if load.poll() is not None:
-                    sys.exit(f"alternate.py: wrk against the {name} server exited ({load.returncode})")
+                    sys.exit(f"alternate.py: the load against the {name} server exited ({load.returncode})")
                 before = counter.read()
                 cpu, consumer = run_time_ns(pid), run_time_ns(consumer_pid)
                 start = time.monotonic()
