@@ -3,14 +3,17 @@
 second to the first, resolved finer than one-second runs can on a noisy machine.
 
 Usage: alternate.py PAIRS WINDOW_S SAMPLES PLAIN_PORT PLAIN_PID INJECTED_PORT INJECTED_PID
-                    CONSUMER_PID URL_PATH [PREFIX]
+                    CONSUMER_PID URL_PATH [PREFIX [PLAIN_URL INJECTED_URL LOAD…]]
 
-Both servers (nginx with `location = /st { stub_status; }`) stay up. One `wrk -t2 -c32` runs
-against each for the whole measurement, stopped (SIGSTOP) but for its turns: a turn continues
-one wrk for WINDOW_S seconds and stops it again. The pairs of turns go plain then injected, then
-injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
+Both servers (nginx with `location = /st { stub_status; }` on PLAIN_PORT and INJECTED_PORT) stay
+up. One load generator runs against each for the whole measurement, stopped (SIGSTOP) but for its
+turns: a turn continues one of them for WINDOW_S seconds and stops it again. The load is
+`wrk -t2 -c32` on http://127.0.0.1:PORT/URL_PATH; with PLAIN_URL, INJECTED_URL and LOAD, it is the
+command LOAD with the server's URL as its last argument (e.g. `h2load -c16 -m10 -D 3600` against
+an HTTP/2 listener, the counter staying on the HTTP/1.x port). The pairs of turns go plain then
+injected, then injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
 are read from the server's own counter (stub_status's "requests", one connection kept open to
-it; the reading itself is not counted), 10 ms after the wrk stopped so that its last requests
+it; the reading itself is not counted), 10 ms after the load stopped so that its last requests
 are counted where they were sent.
 
 Why turns so short: this VM's throughput moves by ~12% from one 50 ms interval to the next
@@ -22,8 +25,8 @@ Appends to SAMPLES, one line per turn: PREFIX.rps.plain, PREFIX.rps.injected (re
 second of the turn), PREFIX.cpu_us.plain, PREFIX.cpu_us.injected (the server's CPU time per
 request: every thread's run time from /proc/PID/task/*/schedstat, in µs) and, for injected
 turns, PREFIX.consumer_us (the same for CONSUMER_PID, `elfhook run` draining the rings); PREFIX
-is "alt" unless given. Exits 1 with one line on stderr when a server stops answering or a wrk
-exits.
+is "alt" unless given. Exits 1 with one line on stderr when a server stops answering or a load
+generator exits.
 """
 import http.client
 import os
@@ -70,16 +73,19 @@ def main(argv):
     plain_port, plain_pid, injected_port, injected_pid = int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7])
     consumer_pid, path = int(argv[8]), argv[9]
     prefix = argv[10] if len(argv) > 10 else "alt"
+    if len(argv) > 13:
+        urls, load = {"plain": argv[11], "injected": argv[12]}, argv[13:]
+    else:
+        urls = {"plain": f"http://127.0.0.1:{plain_port}{path}", "injected": f"http://127.0.0.1:{injected_port}{path}"}
+        load = ["wrk", "-t2", "-c32", "-d1h", "--timeout", "5s"]
     arms = {
-        "plain": (Counter(plain_port), plain_pid, plain_port),
-        "injected": (Counter(injected_port), injected_pid, injected_port),
+        "plain": (Counter(plain_port), plain_pid),
+        "injected": (Counter(injected_port), injected_pid),
     }
     loads = {}
-    for name, (counter, _, port) in arms.items():
+    for name, (counter, _) in arms.items():
         counter.read()
-        loads[name] = subprocess.Popen(
-            ["wrk", "-t2", "-c32", "-d1h", "--timeout", "5s", f"http://127.0.0.1:{port}{path}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        loads[name] = subprocess.Popen(load + [urls[name]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)  # both connect and warm up at once, then wait for their turns
         for load in loads.values():
@@ -87,10 +93,10 @@ def main(argv):
         time.sleep(0.05)
         with open(samples_path, "a") as samples:
             def turn(name):
-                counter, pid, _ = arms[name]
+                counter, pid = arms[name]
                 load = loads[name]
                 if load.poll() is not None:
-                    sys.exit(f"alternate.py: wrk against the {name} server exited ({load.returncode})")
+                    sys.exit(f"alternate.py: the load against the {name} server exited ({load.returncode})")
                 before = counter.read()
                 cpu, consumer = run_time_ns(pid), run_time_ns(consumer_pid)
                 start = time.monotonic()

@@ -10,6 +10,7 @@
  * new W. */
 #include "hpack_private.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* ---- fields -------------------------------------------------------------------------------------- */
@@ -92,6 +93,11 @@ static const struct static_entry {
 };
 #define STATIC_ENTRIES 61u
 
+/* The table's bytes come last, with no padding after them: a table of 4096 leaves the pages past
+ * its first 4096 bytes untouched (HPACKTests checks it). */
+_Static_assert(sizeof(ch2_hpack_decoder) == offsetof(ch2_hpack_decoder, bytes) + CH2_HPACK_TABLE_SIZE,
+               "ch2_hpack_decoder ends with its bytes");
+
 /* Text in at most two pieces (an entry that wraps at the end of the ring). */
 typedef struct text {
   const uint8_t *first, *second;
@@ -141,11 +147,15 @@ static unsigned field_of_text(text name) {
 }
 
 /* The fields of the block being decoded: which were seen (a bit per FIELD_*), and a scratch for
- * the numbers' digits. */
+ * the numbers' digits; and what says whether decoding the block again would do the same (see
+ * replay): a size update or an entry too large for the table seen, an entry of the dynamic table
+ * named, the entries inserted and their size. */
 typedef struct recorder {
   ch2_fields *fields;
   unsigned seen;
   uint8_t digits[4];
+  uint8_t resized, named_dynamic;
+  uint32_t inserted, inserted_size;
 } field_recorder;
 
 /* Where the value of `field` is to be written, with its capacity; NULL when it is not written (not
@@ -302,24 +312,85 @@ static ch2_status decode_literal(string_literal literal, ch2_output output, size
   return CH2_OK;
 }
 
+/* ---- the memo of Huffman strings (ch2_hpack_decoder) ---------------------------------------------- */
+
+/* The memo is two-way: a Huffman string of `length` bytes (1 to CH2_HPACK_MEMO_ENCODED) goes in
+ * one of the two slots of its set, the one used less recently (`memo_recent`: a bit per slot). */
+static unsigned memo_set(const uint8_t *bytes, uint32_t length) {
+  return (length + 3u * bytes[0] + 5u * bytes[length / 2] + 7u * bytes[length - 1]) & (CH2_HPACK_MEMO_SLOTS / 2 - 1);
+}
+
+/* Whether memo slot `slot` holds the Huffman string `literal`. */
+static int memo_holds(const ch2_hpack_decoder *decoder, unsigned slot, string_literal literal) {
+  const struct ch2_hpack_memo *memo = &decoder->memo[slot];
+  return (decoder->memo_valid >> slot & 1u) && memo->encoded_length == literal.length &&
+         memcmp(memo->encoded, literal.bytes, literal.length) == 0;
+}
+
+/* Memo slot `slot` was used now: its set's other slot becomes the one to replace. */
+static void memo_used(ch2_hpack_decoder *decoder, unsigned slot) {
+  decoder->memo_recent = (decoder->memo_recent | 1u << slot) & ~(1u << (slot ^ 1u));
+}
+
+/* Writes the `length` bytes at `source` where `output` puts them (those past it: nowhere). */
+static void put_output(ch2_output output, const uint8_t *source, size_t length) {
+  size_t first = length < output.first_capacity ? length : output.first_capacity;
+  size_t second = length - first < output.second_capacity ? length - first : output.second_capacity;
+  if (first > 0) memcpy(output.first, source, first);
+  if (second > 0) memcpy(output.second, source + first, second);
+}
+
+/* decode_literal, with the memo: a Huffman string decoded before (the same bytes, so valid) is
+ * copied from there; another one is decoded, and kept in the memo when it fits there and was
+ * written whole. */
+static ch2_status decode_string(ch2_hpack_decoder *decoder, string_literal literal, ch2_output output, size_t *length) {
+  if (!literal.huffman || literal.length == 0 || literal.length > CH2_HPACK_MEMO_ENCODED) {
+    return decode_literal(literal, output, length);
+  }
+  unsigned slot = 2 * memo_set(literal.bytes, literal.length);
+  if (memo_holds(decoder, slot, literal) || memo_holds(decoder, ++slot, literal)) {
+    const struct ch2_hpack_memo *memo = &decoder->memo[slot];
+    put_output(output, memo->decoded, memo->decoded_length);
+    *length = memo->decoded_length;
+    memo_used(decoder, slot);
+    return CH2_OK;
+  }
+  ch2_status status = decode_literal(literal, output, length);
+  if (status != CH2_OK || *length > CH2_HPACK_MEMO_DECODED || *length > output.first_capacity + output.second_capacity) {
+    return status;
+  }
+  if (decoder->memo_recent >> slot & 1u) slot ^= 1u;  /* the set's other slot: used less recently */
+  struct ch2_hpack_memo *memo = &decoder->memo[slot];
+  size_t first = *length < output.first_capacity ? *length : output.first_capacity;
+  memcpy(memo->decoded, output.first, first);
+  if (*length > first) memcpy(memo->decoded + first, output.second, *length - first);
+  memcpy(memo->encoded, literal.bytes, literal.length);
+  memo->encoded_length = (uint8_t)literal.length;
+  memo->decoded_length = (uint8_t)*length;
+  decoder->memo_valid |= 1u << slot;
+  memo_used(decoder, slot);
+  return CH2_OK;
+}
+
 /* Records the string literal `value` as `field`'s, unless the field is not written (then the
  * literal is not decoded at all). */
-static ch2_status record_literal(field_recorder *recorder, unsigned field, string_literal value) {
+static ch2_status record_literal(ch2_hpack_decoder *decoder, field_recorder *recorder, unsigned field,
+                                 string_literal value) {
   size_t capacity, length;
   uint8_t *target = field_target(recorder, field, &capacity);
   if (target == NULL) return CH2_OK;
   ch2_output output = {target, NULL, capacity, 0};
-  ch2_status status = decode_literal(value, output, &length);
+  ch2_status status = decode_string(decoder, value, output, &length);
   if (status == CH2_OK) field_written(recorder, field, length);
   return status;
 }
 
 /* The recorded field that a literal name is (a Huffman name is decoded to find out). */
-static ch2_status field_of_literal(string_literal name, unsigned *field) {
+static ch2_status field_of_literal(ch2_hpack_decoder *decoder, string_literal name, unsigned *field) {
   uint8_t decoded[16];
   size_t length;
   ch2_output output = {decoded, NULL, sizeof decoded, 0};
-  ch2_status status = decode_literal(name, output, &length);
+  ch2_status status = decode_string(decoder, name, output, &length);
   *field = status == CH2_OK && length <= sizeof decoded ? field_of_name(decoded, length) : FIELD_NONE;
   return status;
 }
@@ -460,7 +531,7 @@ static ch2_status insert_field(ch2_hpack_decoder *decoder, field_recorder *recor
   size_t table = decoder->max_size, name_length, value_length = 0;
   ch2_status status;
   if (name_literal != NULL) {
-    status = decode_literal(*name_literal, ring_output(decoder, decoder->byte_head, table), &name_length);
+    status = decode_string(decoder, *name_literal, ring_output(decoder, decoder->byte_head, table), &name_length);
     if (status != CH2_OK) return status;
   } else {
     name_length = name.first_length + name.second_length;
@@ -469,20 +540,23 @@ static ch2_status insert_field(ch2_hpack_decoder *decoder, field_recorder *recor
   int fits = name_length + 32 <= table;
   if (fits) {
     uint32_t value_offset = ring_offset(decoder, decoder->byte_head + (uint32_t)name_length);
-    status = decode_literal(value, ring_output(decoder, value_offset, table - name_length - 32), &value_length);
+    status = decode_string(decoder, value, ring_output(decoder, value_offset, table - name_length - 32), &value_length);
     if (status != CH2_OK) return status;
     fits = name_length + value_length + 32 <= table;
   }
   if (!fits) {
+    recorder->resized = 1;
     while (decoder->count > 0) evict_oldest(decoder);
     if (name_literal != NULL) {
-      status = field_of_literal(*name_literal, &field);
+      status = field_of_literal(decoder, *name_literal, &field);
       if (status != CH2_OK) return status;
     }
-    return record_literal(recorder, field, value);
+    return record_literal(decoder, recorder, field, value);
   }
   if (name_literal != NULL) field = field_of_text(ring_text(decoder, decoder->byte_head, name_length));
   add_entry(decoder, name_length, value_length, field);
+  recorder->inserted++;
+  recorder->inserted_size += (uint32_t)(name_length + value_length) + 32;
   record_text(recorder, field, entry_value(decoder, entry_at(decoder, 1)));
   return CH2_OK;
 }
@@ -502,6 +576,7 @@ static ch2_status indexed_field(ch2_hpack_decoder *decoder, block_cursor *cursor
   }
   index -= STATIC_ENTRIES;
   if (index > decoder->count) return CH2_HPACK_BAD_INDEX;
+  recorder->named_dynamic = 1;
   const struct ch2_hpack_entry *entry = entry_at(decoder, index);
   record_text(recorder, entry->field, entry_value(decoder, entry));
   return CH2_OK;
@@ -525,6 +600,7 @@ static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor
     field = entry->field;
   } else if (index - STATIC_ENTRIES <= decoder->count) {
     const struct ch2_hpack_entry *entry = entry_at(decoder, index - STATIC_ENTRIES);
+    recorder->named_dynamic = 1;
     name = entry_name(decoder, entry);
     field = entry->field;
   } else {
@@ -536,10 +612,10 @@ static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor
     return insert_field(decoder, recorder, index == 0 ? &name_literal : NULL, name, index > STATIC_ENTRIES, field, value);
   }
   if (index == 0) {
-    status = field_of_literal(name_literal, &field);
+    status = field_of_literal(decoder, name_literal, &field);
     if (status != CH2_OK) return status;
   }
-  return record_literal(recorder, field, value);
+  return record_literal(decoder, recorder, field, value);
 }
 
 /* A dynamic table size update (§6.3). */
@@ -551,6 +627,63 @@ static ch2_status size_update(ch2_hpack_decoder *decoder, block_cursor *cursor) 
   if (size > CH2_HPACK_TABLE_SIZE) return CH2_TABLE_TOO_LARGE;
   if (size != decoder->max_size) resize(decoder, size);
   return CH2_OK;
+}
+
+/* ---- replaying the last block -------------------------------------------------------------------- */
+
+/* A block decodes to the same fields and inserts the same entries each time it comes when it has no
+ * size update, every entry it inserts fits, and either it names no entry of the dynamic table or
+ * it inserts none (then the table it reads is the one it left, unchanged: no other block came in
+ * between). The entries it inserted are the table's newest, in the order they came, and it can be
+ * replayed from them. Kept when those entries take at most half the table, so that inserting
+ * copies of them evicts none of them (and the copies' bytes never overlap theirs). */
+
+/* Copies `length` bytes when there are any (most fields of a block are absent). */
+static inline void copy_bytes(uint8_t *to, const uint8_t *from, size_t length) {
+  if (length > 0) memcpy(to, from, length);
+}
+
+/* Copies the used part of `from` to `to`. */
+static void copy_fields(ch2_fields *to, const ch2_fields *from) {
+  memcpy(to, from, offsetof(ch2_fields, method));
+  copy_bytes(to->method, from->method, from->method_length);
+  copy_bytes(to->scheme, from->scheme, from->scheme_length);
+  copy_bytes(to->content_type, from->content_type, from->content_type_length);
+  copy_bytes(to->authority, from->authority, from->authority_length);
+  copy_bytes(to->path, from->path, from->path_length);
+  copy_bytes(to->grpc_message, from->grpc_message, from->grpc_message_length);
+}
+
+/* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay. */
+static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *recorder, const uint8_t *block,
+                            size_t length, const ch2_fields *fields) {
+  if (recorder->resized || (recorder->named_dynamic && recorder->inserted > 0)) return;
+  if (length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
+  memcpy(decoder->replay_block, block, length);
+  decoder->replay_length = (uint32_t)length;
+  decoder->replay_inserts = (uint16_t)recorder->inserted; /* at most CH2_HPACK_MAX_ENTRIES */
+  copy_fields(&decoder->replay_fields, fields);
+}
+
+/* Decodes the kept block again: inserts copies of the entries it inserted, oldest first (the
+ * oldest is entry replay_inserts, before each copy and after), and says its fields. */
+static void replay(ch2_hpack_decoder *decoder, ch2_fields *fields) {
+  for (uint32_t i = 0; i < decoder->replay_inserts; i++) {
+    const struct ch2_hpack_entry *entry = entry_at(decoder, decoder->replay_inserts);
+    uint32_t name_length = entry->name_length, value_length = entry->value_length, field = entry->field;
+    uint32_t from = entry->offset, to = decoder->byte_head, left = name_length + value_length;
+    while (left > 0) { /* in up to three pieces: either side may wrap at the ring's end */
+      uint32_t piece = left;
+      if (piece > decoder->max_size - from) piece = decoder->max_size - from;
+      if (piece > decoder->max_size - to) piece = decoder->max_size - to;
+      memcpy(decoder->bytes + to, decoder->bytes + from, piece);
+      from = ring_offset(decoder, from + piece);
+      to = ring_offset(decoder, to + piece);
+      left -= piece;
+    }
+    add_entry(decoder, name_length, value_length, field);
+  }
+  copy_fields(fields, &decoder->replay_fields);
 }
 
 /* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
@@ -573,6 +706,9 @@ void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->count = 0;
   decoder->oldest = 0;
   decoder->byte_head = 0;
+  decoder->memo_valid = 0;
+  decoder->memo_recent = 0;
+  decoder->replay_length = 0;
 }
 
 /* See chttp2.h. */
@@ -580,9 +716,17 @@ void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size) { decoder->l
 
 /* See chttp2.h. Size updates are allowed only before the block's first field (§4.2). */
 ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length, ch2_fields *fields) {
+  if (length == 0) {
+    ch2_fields_clear(fields);
+    return CH2_OK;
+  }
+  if (length == decoder->replay_length && memcmp(block, decoder->replay_block, length) == 0) {
+    replay(decoder, fields);
+    return CH2_OK;
+  }
+  decoder->replay_length = 0;
   ch2_fields_clear(fields);
-  if (length == 0) return CH2_OK;
-  field_recorder recorder = {fields, 0, {0}};
+  field_recorder recorder = {fields, 0, {0}, 0, 0, 0, 0};
   block_cursor cursor = {block, block + length};
   int field_seen = 0;
   while (cursor.at < cursor.end) {
@@ -598,8 +742,10 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
       status = literal_field(decoder, &cursor, &recorder, 4, 0);
     }
     if (status != CH2_OK) return status;
+    if ((first & 0xe0u) == 0x20u) recorder.resized = 1;
     field_seen |= (first & 0xe0u) != 0x20u;
   }
+  keep_for_replay(decoder, &recorder, block, length, fields);
   return CH2_OK;
 }
 

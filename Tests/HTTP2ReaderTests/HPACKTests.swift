@@ -215,6 +215,44 @@ struct HPACKEdgeTests {
     }
   }
 
+  @Test("a block that comes again is replayed: the same fields and table as decoding it", arguments: [4096, 1024, 300, 120])
+  func replayedBlock(tableSize: Int) {
+    func huffman(_ text: String) -> [UInt8] { Self.literal(HuffmanReference.encode(Array(text.utf8)), huffman: true) }
+    // nginx's response: :status 200, server, date, content-type, content-length, last-modified with
+    // incremental indexing (static names), etag without indexing (a new name); and gRPC's fields.
+    let response: [UInt8] =
+      [0x88, 0x76] + huffman("nginx") + [0x61] + huffman("Thu, 26 Nov 2026 01:20:00 GMT") + [0x5f]
+      + huffman("application/grpc") + [0x5c] + Self.literal("1024") + [0x6c] + huffman("Wed, 25 Nov 2026 23:04:10 GMT")
+      + [0x00] + huffman("etag") + huffman("\"6926539e-400\"") + [0x00] + Self.literal("grpc-message") + Self.literal("fine")
+      + [0x40] + huffman("grpc-status") + Self.literal("0")
+    let named: [UInt8] = [0xbe, 0x40] + Self.literal("x-c") + Self.literal("v")  // names the table's newest entry
+    let reading: [UInt8] = [0x82, 0x86, 0xbf, 0xbe]  // names entries, inserts none: replayed too
+    let large: [UInt8] = [0x44] + Self.literal("/" + String(repeating: "l", count: 40))  // over half of 120
+    let sequence = Array(repeating: response, count: 20) + Array(repeating: named, count: 3)
+      + Array(repeating: response, count: 4) + Array(repeating: large, count: 3) + Array(repeating: response, count: 3)
+      + Array(repeating: reading, count: 3) + [named] + Array(repeating: reading, count: 3)
+    // The reference decodes every block: every other one has a field that changes nothing appended,
+    // so that no block comes right after itself.
+    let padding: [UInt8] = [0x00] + Self.literal("x-pad") + Self.literal("1")
+    let replayed = HPACKDecoder(limit: UInt32(tableSize)), decoded = HPACKDecoder(limit: UInt32(tableSize))
+    let update = Self.integer(tableSize, prefix: 5, first: 0x20)
+    #expect(replayed.decode(update).status == CH2_OK && decoded.decode(update).status == CH2_OK)
+    for (index, block) in sequence.enumerated() {
+      let (status, fields) = replayed.decode(block)
+      let (reference, referenceFields) = decoded.decode(index % 2 == 0 ? block + padding : block)
+      #expect(status == CH2_OK && reference == CH2_OK, "block \(index)")
+      #expect(fields.status == referenceFields.status && fields.grpc_status == referenceFields.grpc_status)
+      #expect(fields.contentTypeText == referenceFields.contentTypeText && fields.pathText == referenceFields.pathText)
+      #expect(fields.grpcMessageText == referenceFields.grpcMessageText && fields.authorityText == referenceFields.authorityText)
+      #expect(replayed.entries.map(\.name) == decoded.entries.map(\.name), "block \(index)")
+      #expect(replayed.entries.map(\.value) == decoded.entries.map(\.value), "block \(index)")
+      #expect(replayed.size == decoded.size)
+      // The response's entries (336) are kept to replay when they take at most half the table.
+      if block == response { #expect((replayed.state.pointee.replay_length != 0) == (tableSize >= 672)) }
+    }
+    #expect(decoded.decode(response).fields.grpc_status == 0)
+  }
+
   @Test("a size update to 0 empties the table; one back to 4096 lets it fill again")
   func sizeUpdateToZeroAndBack() {
     let decoder = HPACKDecoder()

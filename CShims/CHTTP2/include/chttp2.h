@@ -26,6 +26,13 @@
 /* The largest header block read: the fragments of a HEADERS or PUSH_PROMISE and its
  * CONTINUATIONs, padding and priority removed. Larger: CH2_BLOCK_TOO_LARGE. */
 #define CH2_BLOCK_BYTES 65536u
+/* The memo of Huffman strings an HPACK decoder keeps (see ch2_hpack_decoder): slots, and the
+ * longest string kept, as sent and decoded (a slot is 128 bytes). */
+#define CH2_HPACK_MEMO_SLOTS 32u
+#define CH2_HPACK_MEMO_ENCODED 40u
+#define CH2_HPACK_MEMO_DECODED 86u
+/* The longest header block an HPACK decoder keeps to replay (see ch2_hpack_decoder). */
+#define CH2_HPACK_REPLAY_BYTES 256u
 
 /* Capacities of the decoded fields: longer values are cut there and marked truncated. */
 #define CH2_METHOD_BYTES 16u
@@ -81,7 +88,12 @@ typedef struct ch2_fields {
 /* Empties `fields` (scalars only: text past a length is never read). */
 void ch2_fields_clear(ch2_fields *fields);
 
-/* One direction's HPACK decoding state: its dynamic table. Layout private to hpack.c. */
+/* One direction's HPACK decoding state: its dynamic table, and what spares decoding again what
+ * was decoded before: the last header block, when decoding it again would do the same (it names no
+ * entry of the dynamic table and has no size update: nginx sends the same response block again and
+ * again, inserting server, date, content-type, content-length and last-modified into the table
+ * each time), and a memo of the Huffman strings decoded lately (for blocks that differ a little).
+ * Layout private to hpack.c. */
 typedef struct ch2_hpack_decoder {
   uint32_t max_size;   /* the table's maximum size now (size updates; 4096 at first) */
   uint32_t limit;      /* the largest size update allowed: SETTINGS_HEADER_TABLE_SIZE of the
@@ -90,6 +102,17 @@ typedef struct ch2_hpack_decoder {
   uint32_t count;      /* entries in the table */
   uint32_t oldest;     /* slot of the oldest entry in `entries` (a ring of max_size / 32 slots) */
   uint32_t byte_head;  /* where the next entry's bytes go in `bytes` (a ring of max_size bytes) */
+  uint32_t memo_valid; /* a bit per `memo` slot that holds a string (none at first) */
+  uint32_t memo_recent; /* a bit per `memo` slot: used more recently than its set's other one */
+  struct ch2_hpack_memo {
+    uint8_t encoded_length, decoded_length;
+    uint8_t encoded[CH2_HPACK_MEMO_ENCODED];  /* a Huffman string as sent, without its length */
+    uint8_t decoded[CH2_HPACK_MEMO_DECODED];  /* what it decoded to (it was valid) */
+  } memo[CH2_HPACK_MEMO_SLOTS];
+  uint32_t replay_length;   /* bytes of `replay_block`; 0: no block to replay */
+  uint16_t replay_inserts;  /* entries that block inserted: the table's newest */
+  ch2_fields replay_fields; /* what that block said */
+  uint8_t replay_block[CH2_HPACK_REPLAY_BYTES];
   struct ch2_hpack_entry {
     uint16_t offset;        /* of its name in `bytes`, its value following (it may wrap at the end) */
     uint16_t name_length;
@@ -100,7 +123,7 @@ typedef struct ch2_hpack_decoder {
   uint8_t bytes[CH2_HPACK_TABLE_SIZE];
 } ch2_hpack_decoder;
 
-/* A fresh decoder: an empty table of maximum size 4096 (scalars only). */
+/* A fresh decoder: an empty table of maximum size 4096 and an empty memo (scalars only). */
 void ch2_hpack_init(ch2_hpack_decoder *decoder);
 
 /* The decoding side announced SETTINGS_HEADER_TABLE_SIZE `size`: the largest size update allowed

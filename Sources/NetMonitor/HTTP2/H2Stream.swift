@@ -70,7 +70,7 @@ extension UnsafeMutablePointer where Pointee == H2Stream {
     pointee.status = 0
     pointee.grpcStatus = -1
     pointee.responseComplete = false
-    pointee.grpcMessage = FixedText()
+    pointee.grpcMessage.removeAll()
     return true
   }
 

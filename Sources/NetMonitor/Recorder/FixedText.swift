@@ -30,6 +30,10 @@ struct FixedText<let capacity: Int>: BitwiseCopyable {
 
   var isEmpty: Bool { count == 0 }
 
+  /// Empties the text without writing its bytes (only the first `count` are ever read): a stream
+  /// slot emptied for each new stream touches no more memory than it uses.
+  mutating func removeAll() { count = 0 }
+
   /// The text, decoded as UTF-8 with replacement of invalid bytes. Allocates: recorder thread only.
   var string: String {
     var copy = bytes
