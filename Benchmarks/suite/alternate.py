@@ -3,7 +3,11 @@
 second to the first, resolved finer than one-second runs can on a noisy machine.
 
 Usage: alternate.py PAIRS WINDOW_S SAMPLES PLAIN_PORT PLAIN_PID INJECTED_PORT INJECTED_PID
-                    CONSUMER_PID URL_PATH [PREFIX]
+                    CONSUMER_PID URL_PATH [PREFIX [WRK_ARGUMENT…]]
+
+URL_PATH is a path on http://127.0.0.1:PORT, or a whole URL with `{port}` for the port (https://
+too: the counter is then read over TLS, unverified). WRK_ARGUMENTs, when given, replace
+`-t2 -c32` (e.g. `-t1 -c16 -s varied.lua`).
 
 Both servers (nginx with `location = /st { stub_status; }`) stay up. One `wrk -t2 -c32` runs
 against each for the whole measurement, stopped (SIGSTOP) but for its turns: a turn continues
@@ -28,6 +32,7 @@ exits.
 import http.client
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -48,14 +53,18 @@ def run_time_ns(pid):
 class Counter:
     """A server's stub_status request count, over one kept-alive connection."""
 
-    def __init__(self, port):
+    def __init__(self, port, tls=False):
         self.port = port
+        self.tls = tls
         self.connection = None
 
     def read(self):
         for _ in range(3):
             try:
-                if self.connection is None:
+                if self.connection is None and self.tls:
+                    self.connection = http.client.HTTPSConnection(
+                        "127.0.0.1", self.port, timeout=5, context=ssl._create_unverified_context())
+                elif self.connection is None:
                     self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
                 self.connection.request("GET", "/st")
                 lines = self.connection.getresponse().read().decode().splitlines()
@@ -70,15 +79,18 @@ def main(argv):
     plain_port, plain_pid, injected_port, injected_pid = int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7])
     consumer_pid, path = int(argv[8]), argv[9]
     prefix = argv[10] if len(argv) > 10 else "alt"
+    load_arguments = argv[11:] or ["-t2", "-c32"]
+    url = path if "://" in path else "http://127.0.0.1:{port}" + path
+    tls = url.startswith("https:")
     arms = {
-        "plain": (Counter(plain_port), plain_pid, plain_port),
-        "injected": (Counter(injected_port), injected_pid, injected_port),
+        "plain": (Counter(plain_port, tls), plain_pid, plain_port),
+        "injected": (Counter(injected_port, tls), injected_pid, injected_port),
     }
     loads = {}
     for name, (counter, _, port) in arms.items():
         counter.read()
         loads[name] = subprocess.Popen(
-            ["wrk", "-t2", "-c32", "-d1h", "--timeout", "5s", f"http://127.0.0.1:{port}{path}"],
+            ["wrk", *load_arguments, "-d1h", "--timeout", "5s", url.replace("{port}", str(port))],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)  # both connect and warm up at once, then wait for their turns
