@@ -93,7 +93,7 @@ extension HTTPStreamParser {
           return .headEnded
         }
         // A name (decided from its length and bytes, never copied) and its colon, or the byte path.
-        // Common name bytes are checked eight at a time, other token bytes one by one.
+        // Common name bytes are checked sixteen at a time, other token bytes one by one.
         var colon = HTTPByteClass.commonTokenEnd(base, from: index, count: count)
         while colon < count, HTTPByteClass.isToken(base.load(fromByteOffset: colon, as: UInt8.self)) {
           colon &+= 1
@@ -107,7 +107,7 @@ extension HTTPStreamParser {
         fallthrough
 
       case .headerValue:
-        // The value up to the line end, found eight bytes at a time; only the few headers that matter
+        // The value up to the line end, found sixteen bytes at a time; only the few headers that matter
         // look at it.
         let end = HTTPByteClass.fieldTextEnd(base, from: index, count: count)
         let value = UnsafeRawBufferPointer(start: base + index, count: end &- index)
