@@ -14,27 +14,17 @@ private let sslErrorWantRead: Int32 = 2
 private let sslErrorWantWrite: Int32 = 3
 private let tlsExtensionServerName: Int32 = 0
 
-/// The tracked connection under `ssl`: the one it was joined to, when the map (`cnm_ssl_map_get`)
-/// names a tracked socket that says so too (``ConnectionSlot/ssl``, cleared when a descriptor is
-/// tracked anew); else SSL_get_fd (resolved next to `function`) when the object uses a socket BIO,
-/// joined then for the next calls, or the socket an earlier call on it was seen using. The map saves
-/// asking OpenSSL at every SSL_read and SSL_write (`SSL_get_fd` → `BIO_find_type` → `BIO_ctrl`:
-/// ~240 instructions a request on nginx over TLS, callgrind).
+/// The tracked connection under `ssl`: SSL_get_fd (resolved next to `function`) when the object
+/// uses a socket BIO, else the socket an earlier call on it was seen using (`cnm_ssl_map_get`).
 @inline(__always)
 private func connection(of ssl: UnsafeMutableRawPointer?, resolvingNear function: UnsafeMutableRawPointer?)
   -> UnsafeMutablePointer<ConnectionSlot>?
 {
   guard let ssl else { return nil }
-  // OpenSSL's functions first: the other SSL hooks read the handshake's version and ALPN with them.
   if cnm_ssl().pointee.SSL_get_fd == nil && !cnm_resolve_openssl(function) { return nil }
-  let joined = cnm_ssl_map_get(ssl)
-  if let slot = ConnectionTable.tracked(joined), slot.pointee.ssl == UnsafeRawPointer(ssl) { return slot }
-  let fd = cnm_ssl().pointee.SSL_get_fd!(ssl)
-  guard fd >= 0 else { return ConnectionTable.tracked(joined) }
-  guard let slot = ConnectionTable.tracked(fd) else { return nil }
-  cnm_ssl_map_put(ssl, fd)
-  slot.pointee.ssl = UnsafeRawPointer(ssl)
-  return slot
+  var fd = cnm_ssl().pointee.SSL_get_fd!(ssl)
+  if fd < 0 { fd = cnm_ssl_map_get(ssl) }
+  return ConnectionTable.tracked(fd)
 }
 
 /// Runs an SSL call with the thread marked as inside it, so the socket I/O it does binds `ssl` to

@@ -12,9 +12,6 @@ struct ConnectionSlot {
   /// first): still watched for the hello that follows (`Traffic.noteTLSOnTheWire`). 0: none;
   /// 1: sent; 2: received.
   var helloAfterHeader: UInt8 = 0
-  /// The SSL object this connection's socket was joined to (`cnm_ssl_map_put` with this fd), so
-  /// that the SSL hooks find the connection from the map without asking OpenSSL (`SSL_get_fd`).
-  var ssl: UnsafeRawPointer?
 }
 
 /// The fd-indexed connection table (C globals `cnm_tracked`, `cnm_states`): set up once, then

@@ -50,7 +50,6 @@ enum Traffic {
   static func bindCurrentSSL(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     guard let ssl = cnm_get_current_ssl(), slot.pointee.head.is_tls == 0 else { return }
     cnm_ssl_map_put(ssl, slot.pointee.core.fd)
-    slot.pointee.ssl = UnsafeRawPointer(ssl)
     slot.pointee.head.is_tls = 1
     updateWatch(slot)
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, cnm_get_current_ssl_start())
