@@ -5,10 +5,13 @@ second to the first, resolved finer than one-second runs can on a noisy machine.
 Usage: alternate.py PAIRS WINDOW_S SAMPLES PLAIN_PORT PLAIN_PID INJECTED_PORT INJECTED_PID
                     CONSUMER_PID URL_PATH [PREFIX [PLAIN_URL INJECTED_URL LOAD…]]
 
+URL_PATH is a path on http://127.0.0.1:PORT, or a whole URL with `{port}` for the port (https://
+too: the counter is then read over TLS, unverified).
+
 Both servers (nginx with `location = /st { stub_status; }` on PLAIN_PORT and INJECTED_PORT) stay
 up. One load generator runs against each for the whole measurement, stopped (SIGSTOP) but for its
 turns: a turn continues one of them for WINDOW_S seconds and stops it again. The load is
-`wrk -t2 -c32` on http://127.0.0.1:PORT/URL_PATH; with PLAIN_URL, INJECTED_URL and LOAD, it is the
+`wrk -t2 -c32` on URL_PATH's URL; with PLAIN_URL, INJECTED_URL and LOAD, it is the
 command LOAD with the server's URL as its last argument (e.g. `h2load -c16 -m10 -D 3600` against
 an HTTP/2 listener, the counter staying on the HTTP/1.x port). The pairs of turns go plain then
 injected, then injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
@@ -31,6 +34,7 @@ generator exits.
 import http.client
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -51,14 +55,18 @@ def run_time_ns(pid):
 class Counter:
     """A server's stub_status request count, over one kept-alive connection."""
 
-    def __init__(self, port):
+    def __init__(self, port, tls=False):
         self.port = port
+        self.tls = tls
         self.connection = None
 
     def read(self):
         for _ in range(3):
             try:
-                if self.connection is None:
+                if self.connection is None and self.tls:
+                    self.connection = http.client.HTTPSConnection(
+                        "127.0.0.1", self.port, timeout=5, context=ssl._create_unverified_context())
+                elif self.connection is None:
                     self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
                 self.connection.request("GET", "/st")
                 lines = self.connection.getresponse().read().decode().splitlines()
@@ -73,14 +81,16 @@ def main(argv):
     plain_port, plain_pid, injected_port, injected_pid = int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7])
     consumer_pid, path = int(argv[8]), argv[9]
     prefix = argv[10] if len(argv) > 10 else "alt"
+    url = path if "://" in path else "http://127.0.0.1:{port}" + path
+    tls = url.startswith("https:")
     if len(argv) > 13:
         urls, load = {"plain": argv[11], "injected": argv[12]}, argv[13:]
     else:
-        urls = {"plain": f"http://127.0.0.1:{plain_port}{path}", "injected": f"http://127.0.0.1:{injected_port}{path}"}
+        urls = {"plain": url.replace("{port}", str(plain_port)), "injected": url.replace("{port}", str(injected_port))}
         load = ["wrk", "-t2", "-c32", "-d1h", "--timeout", "5s"]
     arms = {
-        "plain": (Counter(plain_port), plain_pid),
-        "injected": (Counter(injected_port), injected_pid),
+        "plain": (Counter(plain_port, tls), plain_pid),
+        "injected": (Counter(injected_port, tls), injected_pid),
     }
     loads = {}
     for name, (counter, _) in arms.items():

@@ -57,7 +57,10 @@ typedef struct eh_image {
   size_t table_counts[2];
   eh_range jump_table;
   size_t slot_count;
-  uint32_t *unindexed_hashes; /* name hashes of the symbols DT_GNU_HASH does not index */
+  /* Name hashes of the symbols DT_GNU_HASH does not index, computed when first needed (a symbol
+   * whose name begins as no wanted name does is never hashed): the hash with its low bit set, 0
+   * until then. */
+  uint32_t *unindexed_hashes;
   uint32_t unindexed_count;
   /* Non-PIE executables only: symbols that are undefined but have a value are canonical PLT
    * entries; other images' slots may point there, and that is not a real function. */
@@ -87,10 +90,17 @@ bool eh_image_contains(const eh_image *image, uintptr_t address);
 bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address);
 /* The GNU hash of a name (the function DT_GNU_HASH uses), low bit cleared as the table stores it. */
 uint32_t eh_hash_name(const char *name);
-/* Calls `callback` for each import slot whose name hash passes `name_filter` (16 words of a
- * 1024-bit filter indexed by hash; NULL passes every slot), until it returns false. */
+/* The names a scan of slots looks for: a 1024-bit filter of their hashes, and a 4096-bit filter of
+ * their first two bytes (`eh_name_filter_add`), which rejects most names before they are hashed. */
+typedef struct eh_name_filter {
+  uint64_t hashes[16];
+  uint64_t prefixes[64];
+} eh_name_filter;
+void eh_name_filter_add(eh_name_filter *filter, const char *name, uint32_t hash);
+/* Calls `callback` for each import slot whose name passes `filter` (NULL passes every slot), until
+ * it returns false. */
 typedef bool (*eh_slot_callback)(const eh_image *image, const eh_slot *slot, void *context);
-void eh_image_each_slot(const eh_image *image, const uint64_t *name_filter, eh_slot_callback callback,
+void eh_image_each_slot(const eh_image *image, const eh_name_filter *filter, eh_slot_callback callback,
                         void *context);
 /* The version of a slot's symbol ("GLIBC_2.2.5"), or NULL when unversioned. */
 const char *eh_slot_version(const eh_image *image, const eh_slot *slot);

@@ -235,11 +235,11 @@ static int resolve_accesses(slot_access *accesses, size_t count) {
 
 /* Applies `handles` (oldest first) to `images` in one scan of their slots and one guarded write. */
 static int apply(elfhook_handle **handles, size_t handle_count, eh_image **images, size_t image_count) {
-  /* A 1024-bit filter of the names' hashes: most slots are rejected by one bit test. */
-  uint64_t name_filter[16] = {0};
+  /* Filters of the names: most slots are rejected by a bit test or two. */
+  eh_name_filter name_filter = {{0}, {0}};
   for (size_t h = 0; h < handle_count; h++)
     for (uint32_t r = 0; r < handles[h]->count; r++)
-      name_filter[(handles[h]->hashes[r] >> 6) & 15] |= UINT64_C(1) << (handles[h]->hashes[r] & 63);
+      eh_name_filter_add(&name_filter, handles[h]->rebindings[r].name, handles[h]->hashes[r]);
   elfhook_handle **wanting = calloc(handle_count + 1, sizeof *wanting);
   slot_plan plan = {.handles = wanting};
   for (size_t i = 0; wanting && i < image_count && !plan.out_of_memory; i++) {
@@ -248,7 +248,7 @@ static int apply(elfhook_handle **handles, size_t handle_count, eh_image **image
       if (handle_wants(handles[h], images[i])) wanting[plan.handle_count++] = handles[h];
     if (plan.handle_count == 0) continue;
     plan.image = images[i];
-    eh_image_each_slot(images[i], name_filter, plan_slot, &plan);
+    eh_image_each_slot(images[i], &name_filter, plan_slot, &plan);
   }
   free(wanting);
   slot_access *accesses = plan.accesses;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "cnm_http_scan.h"
+
 /* ---- atomics on plain fields (the connection table lives in mmap'ed memory) ------------------ */
 
 static inline void cnm_add_u64(uint64_t *field, uint64_t value) {

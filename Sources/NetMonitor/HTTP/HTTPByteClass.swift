@@ -1,3 +1,5 @@
+import CNetMonitor
+
 /// Byte classes of RFC 9110/9112, as branch-light predicates over literal bit masks: no table in global
 /// storage, so nothing is lazily initialised (and nothing locks or allocates) the first time a hook runs.
 enum HTTPByteClass {
@@ -56,54 +58,21 @@ enum HTTPByteClass {
   }
 
   /// The index of the first byte of `base[start..<count]` that is below `limit` (at most 128) or DEL,
-  /// or `count`. Eight bytes at a time: text runs are the bulk of a head, and byte-wise tests cost
-  /// several instructions per byte.
+  /// or `count`. Sixteen bytes at a time (`cnm_text_end`, cnm_http_scan.h): text runs are the bulk of
+  /// a head, and byte-wise tests cost several instructions per byte.
   @inline(__always)
   static func firstByte(below limit: UInt8, orDELIn base: UnsafeRawPointer, from start: Int, count: Int)
     -> Int
   {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highBits: UInt64 = 0x8080_8080_8080_8080
-    var index = start
-    while index &+ 8 <= count {
-      let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-      // The high bit of a byte is set where it is below `limit` (resp. DEL). A borrow can only mark
-      // bytes above the first marked one, so the lowest mark is exact.
-      let below = (word &- ones &* UInt64(limit)) & ~word & highBits
-      let notDEL = word ^ (ones &* 0x7F)
-      let del = (notDEL &- ones) & ~notDEL & highBits
-      let marks = below | del
-      if marks != 0 { return index &+ marks.trailingZeroBitCount >> 3 }
-      index &+= 8
-    }
-    while index < count {
-      let byte = base.load(fromByteOffset: index, as: UInt8.self)
-      if byte < limit || byte == 0x7F { return index }
-      index &+= 1
-    }
-    return index
+    Int(cnm_text_end(base.assumingMemoryBound(to: UInt8.self), start, count, limit))
   }
 
   /// The index of the first byte from `start` that is not an ASCII letter, digit or `-` (the bytes of
-  /// almost every header name, all of them ``isToken(_:)``), looked for eight bytes at a time: where
-  /// fewer than eight bytes remain before `count`, the index where they begin.
+  /// almost every header name, all of them ``isToken(_:)``), or `count`; sixteen bytes at a time
+  /// (`cnm_name_bytes_end`, cnm_http_scan.h).
   @inline(__always)
   static func commonTokenEnd(_ base: UnsafeRawPointer, from start: Int, count: Int) -> Int {
-    var index = start
-    while index &+ 8 <= count {
-      let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-      // Per byte of the low seven bits, each sum stays below 0x100, so no carry crosses bytes and
-      // every test is exact: the high bit of `x &+ (0x80 - n)` says x ≥ n.
-      let ascii = word & 0x7F7F_7F7F_7F7F_7F7F
-      let folded = ascii | 0x2020_2020_2020_2020  // letters to lower case
-      let letter = (folded &+ 0x1F1F_1F1F_1F1F_1F1F) & ~(folded &+ 0x0505_0505_0505_0505)  // a…z
-      let digit = (ascii &+ 0x5050_5050_5050_5050) & ~(ascii &+ 0x4646_4646_4646_4646)  // 0…9
-      let dash = ~((ascii ^ 0x2D2D_2D2D_2D2D_2D2D) &+ 0x7F7F_7F7F_7F7F_7F7F)  // -
-      let others = ~((letter | digit | dash) & ~word) & 0x8080_8080_8080_8080
-      if others != 0 { return index &+ others.trailingZeroBitCount >> 3 }
-      index &+= 8
-    }
-    return index
+    Int(cnm_name_bytes_end(base.assumingMemoryBound(to: UInt8.self), start, count))
   }
 
   /// The index of the first byte of `base[start..<count]` that is not ``isFieldText(_:)``, or `count`.

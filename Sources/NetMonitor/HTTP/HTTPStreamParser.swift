@@ -9,7 +9,7 @@
 /// line (TLS, HTTP/2, a binary protocol) is given up within its first few bytes.
 ///
 /// Start and header lines that arrive whole are taken a line at a time (``scanLines(_:at:count:)``),
-/// text eight bytes at a time; a line cut across calls, chunk-size lines and trailers are scanned byte
+/// text sixteen bytes at a time; a line cut across calls, chunk-size lines and trailers are scanned byte
 /// by byte. A body of known length (or a chunk's data, or a close-delimited body) costs O(1) per
 /// ``feed(_:as:onEvent:)`` call. A head that repeats the last one byte for byte, in one buffer, is
 /// compared rather than parsed (``HTTPHeadMemo``).
