@@ -5,6 +5,7 @@
  * holds its parent's descriptors (until it execs or exits) records none of them. The handler runs
  * in the child before fork returns, with only system calls that are safe there. */
 #include "cnetmonitor.h"
+#include "cnm_records.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -57,6 +58,7 @@ static void switch_to_own_ring(void) {
 static void after_fork_in_child(void) {
   cnm_pid = (int32_t)getpid();
   inherit_connections();
+  cnm_resolutions_after_fork();
   if (fork_configuration.pattern[0]) {
     switch_to_own_ring();
   } else {

@@ -64,6 +64,32 @@ void cnm_dns_record_fill(cnm_dns_record *record, const char *host, int status, i
 /* Copies `record` into a slot of `queue`; false when the queue is full (the drop is counted). */
 bool cnm_dns_record_emit(cnm_queue *queue, const cnm_dns_record *record);
 
+/* ---- recent name resolutions: the name a connection's address was looked up by -----------------
+ * (resolutions.c). The getaddrinfo hook remembers each lookup's addresses; the connect hook asks
+ * for its peer's. Lock-free on both sides: safe in a signal handler and after fork. */
+#define CNM_RESOLUTION_HOST_SIZE 128
+
+typedef struct cnm_resolution {
+  char host[CNM_RESOLUTION_HOST_SIZE]; /* the name, cut at CNM_RESOLUTION_HOST_SIZE bytes; not terminated */
+  uint32_t host_length;
+  bool has_lookup_time; /* this connection is the first to the lookup's address: the time is its */
+  uint64_t lookup_ns;
+} cnm_resolution;
+
+/* Remembers the answers of `lookup`, made on `thread` (pthread_self). */
+void cnm_resolutions_remember(const cnm_dns_record *lookup, uint64_t thread);
+
+/* The lookup that named `address` (an IPv4-mapped IPv6 address is its IPv4 one), made on `thread`
+ * or another: of the 64 most recent answers that hold it, the newest of the best kind there is —
+ * a lookup for the address's port (or for no port) before one for another service, then one whose
+ * time no connection took, then this thread's before another's (a resolver thread's). The time
+ * goes to the first connection to its port that takes it; later ones (an address the client
+ * cached) get the name alone. false when no lookup named it. */
+bool cnm_resolutions_look_up(const cnm_address *address, uint64_t thread, cnm_resolution *found);
+
+/* In a fork child: entries a parent's thread was writing are emptied. */
+void cnm_resolutions_after_fork(void);
+
 /* Nanoseconds on CLOCK_MONOTONIC and CLOCK_REALTIME (the vDSO: no system call). */
 uint64_t cnm_monotonic_ns(void);
 uint64_t cnm_unix_ns(void);

@@ -28,17 +28,12 @@ struct PeerAddress: BitwiseCopyable {
 
   var isInternet: Bool { family == UInt16(AF_INET) || family == UInt16(AF_INET6) }
 
-  /// The IPv4 address an IPv4-mapped IPv6 one (`::ffff:127.0.0.1`: what a dual-stack socket, as
-  /// Java's, connects to for an IPv4 answer) stands for; any other address as it is.
-  var unmapped: PeerAddress {
-    let isMapped = withUnsafeBytes(of: bytes) { raw in
-      raw.loadUnaligned(as: UInt64.self) == 0 && raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self) == UInt32(0x0000_ffff).bigEndian
-    }
-    guard family == UInt16(AF_INET6), isMapped else { return self }
-    var address = PeerAddress()
-    address.family = UInt16(AF_INET)
+  /// The address as C reads it (`cnm_address`).
+  var cAddress: cnm_address {
+    var address = cnm_address()
+    address.family = family
     address.port = port
-    for index in 0..<4 { address.bytes[index] = bytes[12 + index] }
+    withUnsafeMutableBytes(of: &address.bytes) { raw in for index in 0..<16 { raw[index] = bytes[index] } }
     return address
   }
 
