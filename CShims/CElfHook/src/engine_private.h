@@ -56,7 +56,6 @@ typedef struct eh_image {
   const ElfW(Rela) *tables[2];
   size_t table_counts[2];
   eh_range jump_table;
-  size_t slot_count;
   /* Name hashes of the symbols DT_GNU_HASH does not index, computed when first needed (a symbol
    * whose name begins as no wanted name does is never hashed): the hash with its low bit set, 0
    * until then. */
@@ -97,8 +96,11 @@ typedef struct eh_name_filter {
   uint64_t prefixes[64];
 } eh_name_filter;
 void eh_name_filter_add(eh_name_filter *filter, const char *name, uint32_t hash);
+/* Whether the image has relocations that may fill import slots (it may still have no slot). */
+bool eh_image_has_slot_tables(const eh_image *image);
 /* Calls `callback` for each import slot whose name passes `filter` (NULL passes every slot), until
- * it returns false. */
+ * it returns false. A relocation is checked when it is offered: one whose target is misaligned or
+ * outside the image's load segments is never offered (the loader would have crashed writing it). */
 typedef bool (*eh_slot_callback)(const eh_image *image, const eh_slot *slot, void *context);
 void eh_image_each_slot(const eh_image *image, const eh_name_filter *filter, eh_slot_callback callback,
                         void *context);
@@ -150,10 +152,19 @@ void eh_protection_map_free(eh_protection_map *map);
 
 /* ---- original.c: what a slot really calls --------------------------------------------------------- */
 
+/* The importer whose scope the last look-up opened (dlopen RTLD_NOLOAD, which compares the path
+ * with every loaded image's names: ~10,000 instructions a look-up in curl), kept open for the next
+ * slot of the same image. Zeroed to start; released by its owner when its pass is over. */
+typedef struct eh_scope_cache {
+  const eh_image *image;
+  void *handle;
+} eh_scope_cache;
+void eh_scope_cache_release(eh_scope_cache *scopes);
+
 /* The function a call through `slot` reaches, never a lazy-binding stub or canonical PLT entry.
  * NULL (with error text) when it cannot be resolved. */
 void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh_slot *slot,
-                          void *value);
+                          void *value, eh_scope_cache *scopes);
 
 /* The function a non-PIE executable's canonical PLT entry at `address` stands for (what `&function`
  * gives in such a program), or NULL when `address` is no canonical PLT entry. */

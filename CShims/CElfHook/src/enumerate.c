@@ -18,24 +18,31 @@ int elfhook_enumerate_images(elfhook_image_visitor visitor, void *context) {
 
 typedef struct slot_snapshot {
   const eh_image *image;
-  elfhook_slot *slots;
+  elfhook_slot *slots; /* NULL while counting */
   size_t count;
+  bool out_of_memory;
 } slot_snapshot;
 
 static bool snapshot_slot(const eh_image *image, const eh_slot *slot, void *context) {
   slot_snapshot *snapshot = context;
-  snapshot->slots[snapshot->count++] =
-      (elfhook_slot){slot->name, eh_slot_version(image, slot), slot->kind, slot->relocation_type, slot->address,
-                     __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
-  return snapshot->count < image->slot_count;
+  if (snapshot->slots)
+    snapshot->slots[snapshot->count] =
+        (elfhook_slot){slot->name, eh_slot_version(image, slot), slot->kind, slot->relocation_type, slot->address,
+                       __atomic_load_n(slot->address, __ATOMIC_ACQUIRE), slot->in_relro};
+  snapshot->count++;
+  return true;
 }
 
-/* Copies the slots and their current values while the image cannot go away. */
+/* Counts the slots, then copies them and their current values, while the image cannot go away. */
 static int snapshot_visit(struct dl_phdr_info *info, size_t size, void *context) {
   (void)size;
   slot_snapshot *snapshot = context;
   if (snapshot->image->load_bias != info->dlpi_addr || snapshot->image->phdr != info->dlpi_phdr) return 0;
   eh_image_each_slot(snapshot->image, NULL, snapshot_slot, snapshot);
+  snapshot->slots = calloc(snapshot->count + 1, sizeof *snapshot->slots);
+  snapshot->out_of_memory = !snapshot->slots;
+  snapshot->count = 0;
+  if (snapshot->slots) eh_image_each_slot(snapshot->image, NULL, snapshot_slot, snapshot);
   return 1;
 }
 
@@ -53,12 +60,12 @@ int elfhook_enumerate_slots(uintptr_t load_bias, elfhook_slot_visitor visitor, v
     eh_unlock();
     return status;
   }
-  slot_snapshot snapshot = {image, calloc(image->slot_count + 1, sizeof(elfhook_slot)), 0};
-  if (!snapshot.slots) {
+  slot_snapshot snapshot = {image, NULL, 0, false};
+  dl_iterate_phdr(snapshot_visit, &snapshot);
+  if (snapshot.out_of_memory) {
     eh_unlock();
     return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory listing slots");
   }
-  dl_iterate_phdr(snapshot_visit, &snapshot);
   elfhook_image view;
   eh_image_public_view(image, &view);
   for (size_t s = 0; s < snapshot.count; s++)

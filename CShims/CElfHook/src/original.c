@@ -34,33 +34,49 @@ static bool is_callable(eh_registry *registry, const eh_image *image, const eh_s
   return !is_canonical_plt(registry, value);
 }
 
-/* `slot` belongs to `importer`; the look-up runs in `image`'s scope. */
-static void *lookup_in(const eh_image *image, const eh_image *importer, const eh_slot *slot) {
-  void *handle = eh_real_dlopen(image->is_main_program ? NULL : image->path, RTLD_LAZY | RTLD_NOLOAD);
+static void *open_scope(const eh_image *image) {
+  return eh_real_dlopen(image->is_main_program ? NULL : image->path, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+void eh_scope_cache_release(eh_scope_cache *scopes) {
+  if (scopes->handle) eh_real_dlclose(scopes->handle);
+  *scopes = (eh_scope_cache){0};
+}
+
+/* `slot` belongs to `importer`; the look-up runs in the scope `handle` stands for. */
+static void *lookup_in(void *handle, const eh_image *importer, const eh_slot *slot) {
   if (!handle) return NULL;
   const char *version = eh_slot_version(importer, slot);
-  void *found = version ? dlvsym(handle, slot->name, version) : dlsym(handle, slot->name);
-  eh_real_dlclose(handle);
-  return found;
+  return version ? dlvsym(handle, slot->name, version) : dlsym(handle, slot->name);
 }
 
 /* dlsym returns definitions (IFUNCs already resolved), never lazy stubs; only a canonical PLT entry
- * of a non-PIE executable has to be refused. */
-static void *look_up(eh_registry *registry, const eh_image *image, const eh_slot *slot) {
-  void *found = lookup_in(image, image, slot);
+ * of a non-PIE executable has to be refused. The importer's own scope comes from `scopes` (a lazily
+ * bound library has several slots to look up); the other images', tried only when that fails, are
+ * opened and closed each time. */
+static void *look_up(eh_registry *registry, const eh_image *image, const eh_slot *slot, eh_scope_cache *scopes) {
+  if (scopes->image != image) {
+    eh_scope_cache_release(scopes);
+    scopes->handle = open_scope(image);
+    scopes->image = scopes->handle ? image : NULL;
+  }
+  void *found = lookup_in(scopes->handle, image, slot);
   if (found && !is_canonical_plt(registry, (uintptr_t)found)) return found;
   for (size_t i = 0; i < registry->count; i++) {
     const eh_image *candidate = registry->images[i];
     if (candidate->is_main_program || candidate->is_vdso || !candidate->parsed_ok) continue;
-    found = lookup_in(candidate, image, slot);
+    void *handle = open_scope(candidate);
+    found = lookup_in(handle, image, slot);
+    if (handle) eh_real_dlclose(handle);
     if (found && eh_image_contains(candidate, (uintptr_t)found)) return found;
   }
   return NULL;
 }
 
-void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh_slot *slot, void *value) {
+void *eh_resolve_original(eh_registry *registry, const eh_image *image, const eh_slot *slot, void *value,
+                          eh_scope_cache *scopes) {
   if (is_callable(registry, image, slot, (uintptr_t)value)) return value;
-  void *found = look_up(registry, image, slot);
+  void *found = look_up(registry, image, slot, scopes);
   dlerror(); /* the host must not see our failed look-ups in its next dlerror() */
   if (!found) {
     const char *version = eh_slot_version(image, slot);
@@ -80,7 +96,9 @@ void *eh_resolve_canonical_plt(eh_registry *registry, uintptr_t address) {
           symbol->st_name >= image->strsz)
         continue;
       eh_slot slot = {.symbol_index = s, .name = image->strtab + symbol->st_name};
-      void *found = look_up(registry, image, &slot);
+      eh_scope_cache scopes = {0};
+      void *found = look_up(registry, image, &slot, &scopes);
+      eh_scope_cache_release(&scopes);
       dlerror();
       return found;
     }

@@ -117,7 +117,7 @@ static bool matches_any(char *const *patterns, const char *path) {
 }
 
 static bool handle_wants(const elfhook_handle *handle, const eh_image *image) {
-  if (!image->parsed_ok || image->slot_count == 0 || image->is_vdso || image->is_dynamic_linker) return false;
+  if (!image->parsed_ok || !eh_image_has_slot_tables(image) || image->is_vdso || image->is_dynamic_linker) return false;
   if (image->is_engine && !image->is_main_program) return false;
   if (handle->single_image) return image->load_bias == handle->image_bias;
   if (handle->only_images && !matches_any(handle->only_images, image->path)) return false;
@@ -172,9 +172,28 @@ static bool patchable(const slot_access *access) {
 }
 
 /* Collects the slots of one image that the names of the handles wanting it match. */
+/* Every name of the handles being applied, sorted by hash (then handle, then rebinding, so that
+ * the accesses to one slot come out oldest handle first): a slot's name is found by a binary
+ * search, not compared with each handle's every name (~45 of them for the monitor: a fifth of a
+ * first rebinding went to that loop). */
+typedef struct wanted_name {
+  uint32_t hash;
+  uint32_t handle; /* index into the handles being applied */
+  uint32_t rebinding;
+} wanted_name;
+
+static int compare_wanted(const void *left, const void *right) {
+  const wanted_name *a = left, *b = right;
+  if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
+  if (a->handle != b->handle) return a->handle < b->handle ? -1 : 1;
+  return a->rebinding < b->rebinding ? -1 : a->rebinding > b->rebinding;
+}
+
 typedef struct slot_plan {
-  elfhook_handle **handles; /* the handles that want the current image, oldest first */
-  size_t handle_count;
+  elfhook_handle **handles; /* the handles being applied, oldest first */
+  bool *wants_image;        /* per handle: it applies to the current image */
+  wanted_name *names;
+  size_t name_count;
   eh_image *image;
   slot_access *accesses;
   size_t count, capacity;
@@ -184,15 +203,21 @@ typedef struct slot_plan {
 static bool plan_slot(const eh_image *image, const eh_slot *slot, void *context) {
   (void)image;
   slot_plan *plan = context;
-  for (size_t h = 0; h < plan->handle_count; h++) {
-    elfhook_handle *handle = plan->handles[h];
-    for (uint32_t r = 0; r < handle->count; r++) {
-      if (slot->name_hash != handle->hashes[r] || strcmp(slot->name, handle->rebindings[r].name) != 0) continue;
-      slot_access access = {.image = plan->image, .slot = *slot, .handle = handle, .rebinding = r, .wanted = true};
-      if (!append_access(&plan->accesses, &plan->count, &plan->capacity, access)) {
-        plan->out_of_memory = true;
-        return false;
-      }
+  size_t low = 0, high = plan->name_count;
+  while (low < high) { /* the first name whose hash is not below the slot's */
+    size_t middle = low + (high - low) / 2;
+    if (plan->names[middle].hash < slot->name_hash) low = middle + 1;
+    else high = middle;
+  }
+  for (size_t i = low; i < plan->name_count && plan->names[i].hash == slot->name_hash; i++) {
+    const wanted_name *wanted = &plan->names[i];
+    elfhook_handle *handle = plan->handles[wanted->handle];
+    if (!plan->wants_image[wanted->handle] || strcmp(slot->name, handle->rebindings[wanted->rebinding].name) != 0)
+      continue;
+    slot_access access = {.image = plan->image, .slot = *slot, .handle = handle, .rebinding = wanted->rebinding, .wanted = true};
+    if (!append_access(&plan->accesses, &plan->count, &plan->capacity, access)) {
+      plan->out_of_memory = true;
+      return false;
     }
   }
   return true;
@@ -203,6 +228,7 @@ static bool plan_slot(const eh_image *image, const eh_slot *slot, void *context)
 static int resolve_accesses(slot_access *accesses, size_t count) {
   int status = ELFHOOK_OK;
   const slot_access *below = NULL; /* the last wanted access to the current slot */
+  eh_scope_cache scopes = {0};      /* accesses come image after image */
   for (size_t i = 0; i < count; i++) {
     slot_access *access = &accesses[i];
     elfhook_handle *handle = access->handle;
@@ -213,7 +239,7 @@ static int resolve_accesses(slot_access *accesses, size_t count) {
     if (!access->wanted) continue;
     access->original = below || eh_is_hook_replacement(current)
                            ? current
-                           : eh_resolve_original(&eh_loaded_images, access->image, &access->slot, current);
+                           : eh_resolve_original(&eh_loaded_images, access->image, &access->slot, current, &scopes);
     if (!access->original) {
       access->wanted = false;
       status = ELFHOOK_ERR_UNRESOLVED;
@@ -230,6 +256,7 @@ static int resolve_accesses(slot_access *accesses, size_t count) {
       if (rebinding->replaced) __atomic_store_n(rebinding->replaced, access->original, __ATOMIC_RELEASE);
     }
   }
+  eh_scope_cache_release(&scopes);
   return status;
 }
 
@@ -237,23 +264,31 @@ static int resolve_accesses(slot_access *accesses, size_t count) {
 static int apply(elfhook_handle **handles, size_t handle_count, eh_image **images, size_t image_count) {
   /* Filters of the names: most slots are rejected by a bit test or two. */
   eh_name_filter name_filter = {{0}, {0}};
-  for (size_t h = 0; h < handle_count; h++)
-    for (uint32_t r = 0; r < handles[h]->count; r++)
+  size_t name_count = 0;
+  for (size_t h = 0; h < handle_count; h++) name_count += handles[h]->count;
+  slot_plan plan = {.handles = handles,
+                    .wants_image = calloc(handle_count + 1, sizeof *plan.wants_image),
+                    .names = calloc(name_count + 1, sizeof *plan.names)};
+  bool planned = plan.wants_image && plan.names;
+  for (size_t h = 0; planned && h < handle_count; h++) {
+    for (uint32_t r = 0; r < handles[h]->count; r++) {
       eh_name_filter_add(&name_filter, handles[h]->rebindings[r].name, handles[h]->hashes[r]);
-  elfhook_handle **wanting = calloc(handle_count + 1, sizeof *wanting);
-  slot_plan plan = {.handles = wanting};
-  for (size_t i = 0; wanting && i < image_count && !plan.out_of_memory; i++) {
-    plan.handle_count = 0;
-    for (size_t h = 0; h < handle_count; h++)
-      if (handle_wants(handles[h], images[i])) wanting[plan.handle_count++] = handles[h];
-    if (plan.handle_count == 0) continue;
+      plan.names[plan.name_count++] = (wanted_name){handles[h]->hashes[r], (uint32_t)h, r};
+    }
+  }
+  if (planned) qsort(plan.names, plan.name_count, sizeof *plan.names, compare_wanted);
+  for (size_t i = 0; planned && i < image_count && !plan.out_of_memory; i++) {
+    bool any = false;
+    for (size_t h = 0; h < handle_count; h++) any |= plan.wants_image[h] = handle_wants(handles[h], images[i]);
+    if (!any) continue;
     plan.image = images[i];
     eh_image_each_slot(images[i], &name_filter, plan_slot, &plan);
   }
-  free(wanting);
+  free(plan.wants_image);
+  free(plan.names);
   slot_access *accesses = plan.accesses;
   size_t count = plan.count;
-  if (!wanting || plan.out_of_memory) {
+  if (!planned || plan.out_of_memory) {
     free(accesses);
     return elfhook_set_error(ELFHOOK_ERR_NO_MEMORY, "out of memory planning rebinding");
   }
