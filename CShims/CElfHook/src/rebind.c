@@ -171,7 +171,6 @@ static bool patchable(const slot_access *access) {
   return access->slot.kind != ELFHOOK_SLOT_ABS64 || access->slot.in_relro;
 }
 
-/* Collects the slots of one image that the names of the handles wanting it match. */
 /* Every name of the handles being applied, sorted by hash (then handle, then rebinding, so that
  * the accesses to one slot come out oldest handle first): a slot's name is found by a binary
  * search, not compared with each handle's every name (~45 of them for the monitor: a fifth of a
@@ -200,6 +199,7 @@ typedef struct slot_plan {
   bool out_of_memory;
 } slot_plan;
 
+/* Collects the accesses to `slot` of the handles that want its image and name it. */
 static bool plan_slot(const eh_image *image, const eh_slot *slot, void *context) {
   (void)image;
   slot_plan *plan = context;
