@@ -5,6 +5,7 @@
 #include "elfhook.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -18,10 +19,12 @@ static int hook_0(int a, int b) { return original[0](a, b) + 1000; }
 static int hook_1(int a, int b) { return original[1](a, b) + 2000; }
 
 static atomic_bool stop;
+static atomic_int started;
 static atomic_long calls, wrong, hooked;
 
 static void *caller(void *unused) {
   (void)unused;
+  atomic_fetch_add(&started, 1);
   while (!atomic_load(&stop)) {
     int value = target_add(1, 2);
     /* 3 (no hook), 1003, 2003, 3003 (both, either order) */
@@ -36,9 +39,13 @@ int main(int argc, char **argv) {
   long iterations = argc > 1 ? atol(argv[1]) : 2000;
   pthread_t threads[CALLERS];
   for (int i = 0; i < CALLERS; i++) pthread_create(&threads[i], NULL, caller, NULL);
+  while (atomic_load(&started) < CALLERS) sched_yield();
   struct rebinding first = {"target_add", (void *)hook_0, (void **)&original[0]};
   struct rebinding second = {"target_add", (void *)hook_1, (void **)&original[1]};
-  for (long i = 0; i < iterations; i++) {
+  /* 3,000 rounds take ~30 ms: on a loaded machine the callers may get no core while they run. The
+   * rounds go on (at most 100 times as many) until a call has gone through a hook. */
+  long rounds = 0;
+  for (long i = 0; i < iterations || (atomic_load(&hooked) == 0 && i < iterations * 100); i++, rounds++) {
     elfhook_handle *a = NULL, *b = NULL;
     CHECK_OK(elfhook_rebind(&first, 1, NULL, &a));
     CHECK_OK(elfhook_rebind(&second, 1, NULL, &b));
@@ -56,7 +63,7 @@ int main(int argc, char **argv) {
   CHECK(atomic_load(&calls) > 0);
   CHECK(atomic_load(&hooked) > 0); /* the hooks really were in the path, not skipped */
   CHECK(target_add(1, 2) == 3);
-  printf("hammer: %ld rebind/undo rounds, %ld calls from %d threads, %ld through hooks\n", iterations,
-         atomic_load(&calls), CALLERS, atomic_load(&hooked));
+  printf("hammer: %ld rebind/undo rounds, %ld calls from %d threads, %ld through hooks (%ld rounds in all)\n",
+         iterations, atomic_load(&calls), CALLERS, atomic_load(&hooked), rounds);
   return finish();
 }

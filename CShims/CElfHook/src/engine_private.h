@@ -12,6 +12,8 @@
 
 /* ---- errors.c: per-thread error text ---------------------------------------------------------- */
 
+#define ELFHOOK_ERROR_CAPACITY 1024 /* bytes of a thread's error text, with its terminator */
+
 /* Formats the thread's error text and returns `status`: `return elfhook_set_error(ELFHOOK_ERR_…, …)`. */
 int elfhook_set_error(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 /* Appends to the thread's error text (reports skipped images without failing the call). */

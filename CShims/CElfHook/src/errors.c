@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ELFHOOK_ERROR_CAPACITY 1024
-
 static __thread char error_text[ELFHOOK_ERROR_CAPACITY];
 
 const char *elfhook_status_name(int status) {

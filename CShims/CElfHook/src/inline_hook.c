@@ -338,12 +338,21 @@ static bool pattern_matches(const char *pattern, const char *path) {
   return fnmatch(pattern, path, 0) == 0 || fnmatch(pattern, base, 0) == 0;
 }
 
+/* Puts the name of `function`, when a symbol starts there, in front of the error text. Only for a
+ * failed attach: dladdr walks the image's whole symbol table (2.3 M instructions in node, a
+ * third of attaching there), and it takes the loader's lock, so never under the engine's. */
+static void name_in_error(void *function) {
+  Dl_info info = {0};
+  if (!dladdr(function, &info) || !info.dli_sname || info.dli_saddr != function) return;
+  char reason[ELFHOOK_ERROR_CAPACITY];
+  snprintf(reason, sizeof reason, "%s", elfhook_last_error());
+  elfhook_set_error(0, "'%s': %s", info.dli_sname, reason);
+}
+
 int elfhook_attach(void *function, void *replacement, void **original, elfhook_attachment **out) {
   elfhook_clear_error();
   if (!function || !replacement)
     return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "elfhook_attach needs a function and a replacement");
-  Dl_info info = {0}; /* for the error texts; outside the engine lock, as dladdr takes the loader's */
-  const char *name = dladdr(function, &info) && info.dli_sname && info.dli_saddr == function ? info.dli_sname : NULL;
   eh_lock();
   eh_sync_and_absorb(); /* images that could not be parsed do not stop an attach by address */
   elfhook_clear_error();
@@ -354,8 +363,9 @@ int elfhook_attach(void *function, void *replacement, void **original, elfhook_a
   const eh_image *image = image_containing((uintptr_t)function);
   size_t size = 0;
   if (!site_for((uintptr_t)function) && image) size = eh_function_size_at(image, (uintptr_t)function);
-  int status = attach_locked((uintptr_t)function, size, image, name, replacement, original, out);
+  int status = attach_locked((uintptr_t)function, size, image, NULL, replacement, original, out);
   eh_unlock();
+  if (status != ELFHOOK_OK) name_in_error(function);
   return status;
 }
 
