@@ -64,8 +64,12 @@ typedef struct eh_image {
   uint32_t *unindexed_hashes;
   uint32_t unindexed_count;
   /* Non-PIE executables only: symbols that are undefined but have a value are canonical PLT
-   * entries; other images' slots may point there, and that is not a real function. */
+   * entries; other images' slots may point there, and that is not a real function. Their addresses,
+   * sorted, gathered at parse: asking whether an address is one searches them, not the symbols
+   * (node's 70,000, once per function attached). */
   bool has_canonical_plt;
+  uintptr_t *canonical_plts;
+  uint32_t canonical_plt_count;
   const ElfW(Sym) *symtab;
   uint32_t symbol_count;
   const char *strtab;

@@ -355,6 +355,27 @@ void eh_image_each_slot(const eh_image *image, const eh_name_filter *filter, eh_
   free(marks);
 }
 
+static int compare_addresses(const void *left, const void *right) {
+  uintptr_t a = *(const uintptr_t *)left, b = *(const uintptr_t *)right;
+  return a < b ? -1 : a > b;
+}
+
+/* A non-PIE executable's canonical PLT entries (`has_canonical_plt`), sorted. */
+static bool gather_canonical_plts(eh_image *image) {
+  uint32_t count = 0;
+  for (uint32_t i = 1; i < image->symbol_count; i++)
+    count += image->symtab[i].st_shndx == SHN_UNDEF && image->symtab[i].st_value != 0;
+  if (count == 0) return true;
+  image->canonical_plts = malloc(count * sizeof *image->canonical_plts);
+  if (!image->canonical_plts) return malformed(image, "out of memory for its canonical PLT entries");
+  for (uint32_t i = 1; i < image->symbol_count; i++)
+    if (image->symtab[i].st_shndx == SHN_UNDEF && image->symtab[i].st_value != 0)
+      image->canonical_plts[image->canonical_plt_count++] = image->load_bias + image->symtab[i].st_value;
+  qsort(image->canonical_plts, count, sizeof *image->canonical_plts, compare_addresses);
+  image->has_canonical_plt = true;
+  return true;
+}
+
 static bool parse_slots(eh_image *image) {
   dynamic_info info = {0};
   if (!read_dynamic(image, &info)) return image->parsed_ok;
@@ -385,10 +406,8 @@ static bool parse_slots(eh_image *image) {
   if (!check_table(image, image->tables[1], image->table_counts[1])) return false;
   if (!hash_unindexed_names(image)) return false;
 
-  if (image->is_main_program && ((const ElfW(Ehdr) *)image->header)->e_type == ET_EXEC) {
-    for (uint32_t i = 1; i < image->symbol_count && !image->has_canonical_plt; i++)
-      image->has_canonical_plt = info.symtab[i].st_shndx == SHN_UNDEF && info.symtab[i].st_value != 0;
-  }
+  if (image->is_main_program && ((const ElfW(Ehdr) *)image->header)->e_type == ET_EXEC)
+    return gather_canonical_plts(image);
   return true;
 }
 
@@ -431,13 +450,7 @@ const char *eh_slot_version(const eh_image *image, const eh_slot *slot) {
 
 bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address) {
   if (!image->has_canonical_plt || !eh_image_contains(image, address)) return false;
-  for (uint32_t i = 1; i < image->symbol_count; i++) {
-    const ElfW(Sym) *symbol = &image->symtab[i];
-    if (symbol->st_shndx == SHN_UNDEF && symbol->st_value != 0 &&
-        image->load_bias + symbol->st_value == address)
-      return true;
-  }
-  return false;
+  return bsearch(&address, image->canonical_plts, image->canonical_plt_count, sizeof address, compare_addresses);
 }
 
 eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_address) {
@@ -469,6 +482,7 @@ eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_ad
 void eh_image_destroy(eh_image *image) {
   if (!image) return;
   free(image->unindexed_hashes);
+  free(image->canonical_plts);
   free(image->path);
   free(image->loader_name);
   free(image);
