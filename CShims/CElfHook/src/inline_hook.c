@@ -339,8 +339,8 @@ static bool pattern_matches(const char *pattern, const char *path) {
 }
 
 /* Puts the name of `function`, when a symbol starts there, in front of the error text. Only for a
- * failed attach: dladdr walks the image's whole symbol table (2.3 M instructions in node, a
- * third of attaching there), and it takes the loader's lock, so never under the engine's. */
+ * failed attach: dladdr walks the image's whole symbol table (2.3 M instructions in node, two
+ * thirds of attaching there), and it takes the loader's lock, so never under the engine's. */
 static void name_in_error(void *function) {
   Dl_info info = {0};
   if (!dladdr(function, &info) || !info.dli_sname || info.dli_saddr != function) return;
