@@ -369,6 +369,29 @@ int elfhook_attach(void *function, void *replacement, void **original, elfhook_a
   return status;
 }
 
+/* The first image matching `image_pattern` whose .dynsym or file's .symtab defines the function
+ * `symbol`: ELFHOOK_OK with *image and *found; an IFUNC resolver is refused; otherwise
+ * ELFHOOK_ERR_SYMBOL_NOT_FOUND, saying how many images were searched. Under the engine's lock. */
+static int find_symbol_locked(const char *image_pattern, const char *symbol, const eh_image **image, eh_symbol *found) {
+  size_t searched = 0;
+  for (size_t i = 0; i < eh_loaded_images.count; i++) {
+    const eh_image *candidate = eh_loaded_images.images[i];
+    if (candidate->is_vdso || !pattern_matches(image_pattern, candidate->path)) continue;
+    searched++;
+    if (eh_find_function_symbol(candidate, symbol, found) != ELFHOOK_OK) continue;
+    if (found->is_ifunc)
+      return elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT,
+                               "'%s' in %s is an IFUNC resolver: attach to the implementation dlsym returns", symbol,
+                               candidate->path);
+    *image = candidate;
+    return ELFHOOK_OK;
+  }
+  return elfhook_set_error(ELFHOOK_ERR_SYMBOL_NOT_FOUND,
+                           "symbol '%s' not found in the .dynsym or .symtab of %zu image%s matching '%s' "
+                           "(a stripped file has no .symtab)", symbol, searched, searched == 1 ? "" : "s",
+                           image_pattern ? image_pattern : "*");
+}
+
 int elfhook_attach_symbol(const char *image_pattern, const char *symbol, void *replacement, void **original,
                           elfhook_attachment **out) {
   elfhook_clear_error();
@@ -377,26 +400,10 @@ int elfhook_attach_symbol(const char *image_pattern, const char *symbol, void *r
   eh_lock();
   eh_sync_and_absorb();
   elfhook_clear_error();
-  int status = ELFHOOK_ERR_SYMBOL_NOT_FOUND;
-  size_t searched = 0;
-  for (size_t i = 0; i < eh_loaded_images.count && status == ELFHOOK_ERR_SYMBOL_NOT_FOUND; i++) {
-    const eh_image *image = eh_loaded_images.images[i];
-    if (image->is_vdso || !pattern_matches(image_pattern, image->path)) continue;
-    searched++;
-    eh_symbol found = {0};
-    if (eh_find_function_symbol(image, symbol, &found) != ELFHOOK_OK) continue;
-    if (found.is_ifunc) {
-      status = elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT,
-                                 "'%s' in %s is an IFUNC resolver: attach to the implementation dlsym returns", symbol,
-                                 image->path);
-      break;
-    }
-    status = attach_locked(found.address, found.size, image, symbol, replacement, original, out);
-  }
-  if (status == ELFHOOK_ERR_SYMBOL_NOT_FOUND)
-    elfhook_set_error(status, "symbol '%s' not found in the .dynsym or .symtab of %zu image%s matching '%s' "
-                      "(a stripped file has no .symtab)", symbol, searched, searched == 1 ? "" : "s",
-                      image_pattern ? image_pattern : "*");
+  const eh_image *image = NULL;
+  eh_symbol found = {0};
+  int status = find_symbol_locked(image_pattern, symbol, &image, &found);
+  if (status == ELFHOOK_OK) status = attach_locked(found.address, found.size, image, symbol, replacement, original, out);
   eh_unlock();
   return status;
 }
@@ -409,22 +416,10 @@ int elfhook_find_function(const char *image_pattern, const char *symbol, void **
   eh_lock();
   eh_sync_and_absorb();
   elfhook_clear_error();
-  int status = ELFHOOK_ERR_SYMBOL_NOT_FOUND;
-  for (size_t i = 0; i < eh_loaded_images.count && status == ELFHOOK_ERR_SYMBOL_NOT_FOUND; i++) {
-    const eh_image *image = eh_loaded_images.images[i];
-    if (image->is_vdso || !pattern_matches(image_pattern, image->path)) continue;
-    eh_symbol found = {0};
-    if (eh_find_function_symbol(image, symbol, &found) != ELFHOOK_OK) continue;
-    if (found.is_ifunc) {
-      status = elfhook_set_error(ELFHOOK_ERR_INVALID_ARGUMENT, "'%s' in %s is an IFUNC resolver", symbol, image->path);
-      break;
-    }
-    *address = (void *)found.address;
-    status = ELFHOOK_OK;
-  }
-  if (status == ELFHOOK_ERR_SYMBOL_NOT_FOUND)
-    elfhook_set_error(status, "symbol '%s' not found in the .dynsym or .symtab of the images matching '%s'", symbol,
-                      image_pattern ? image_pattern : "*");
+  const eh_image *image = NULL;
+  eh_symbol found = {0};
+  int status = find_symbol_locked(image_pattern, symbol, &image, &found);
+  if (status == ELFHOOK_OK) *address = (void *)found.address;
   eh_unlock();
   return status;
 }
