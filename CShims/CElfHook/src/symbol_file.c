@@ -43,25 +43,24 @@ static void fill(eh_symbol *symbol, const ElfW(Sym) *sym, uintptr_t load_bias, b
   symbol->is_local = ELF64_ST_BIND(sym->st_info) == STB_LOCAL;
 }
 
-static bool find_in_dynsym(const eh_image *image, const symbol_query *query, eh_symbol *symbol) {
-  if (!image->parsed_ok || !image->symtab || !image->strtab) return false;
-  for (uint32_t i = 1; i < image->symbol_count; i++) {
-    if (matches(query, &image->symtab[i], image->strtab, image->strsz, image->load_bias)) {
-      fill(symbol, &image->symtab[i], image->load_bias, false);
-      return true;
-    }
-  }
-  return false;
-}
+/* One symbol table: the image's .dynsym in memory, or a section of its file (every offset checked
+ * against the file's size). */
+typedef struct symbol_table {
+  const ElfW(Sym) *symbols;
+  size_t count;
+  const char *strtab;
+  size_t strsz;
+} symbol_table;
 
 /* True when [offset, offset + size) lies in a file of `file_size` bytes. */
 static bool in_file(uint64_t offset, uint64_t size, uint64_t file_size) {
   return offset <= file_size && size <= file_size - offset;
 }
 
-/* Looks in the file's sections of type `section_type` (SHT_SYMTAB, SHT_DYNSYM). */
-static bool scan_file(const uint8_t *file, size_t file_size, uintptr_t load_bias, const symbol_query *query,
-                      eh_symbol *symbol, uint32_t section_type) {
+/* Calls `visit` with each section of type `section_type` (SHT_SYMTAB, SHT_DYNSYM) of a 64-bit ELF
+ * file mapped at `file`, until it returns true; whether one did. */
+static bool each_symbol_table(const uint8_t *file, size_t file_size, uint32_t section_type,
+                              bool (*visit)(const symbol_table *table, void *context), void *context) {
   if (file_size < sizeof(ElfW(Ehdr)) || memcmp(file, ELFMAG, SELFMAG) != 0 || file[EI_CLASS] != ELFCLASS64)
     return false;
   const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)file;
@@ -77,17 +76,44 @@ static bool scan_file(const uint8_t *file, size_t file_size, uintptr_t load_bias
       continue;
     const ElfW(Shdr) *strings = &sections[section->sh_link];
     if (strings->sh_type != SHT_STRTAB || !in_file(strings->sh_offset, strings->sh_size, file_size)) continue;
-    const ElfW(Sym) *symbols = (const ElfW(Sym) *)(file + section->sh_offset);
-    const char *strtab = (const char *)(file + strings->sh_offset);
-    size_t count = section->sh_size / sizeof(ElfW(Sym));
-    for (size_t s = 1; s < count; s++) {
-      if (matches(query, &symbols[s], strtab, strings->sh_size, load_bias)) {
-        fill(symbol, &symbols[s], load_bias, section_type == SHT_SYMTAB);
-        return true;
-      }
+    symbol_table table = {(const ElfW(Sym) *)(file + section->sh_offset), section->sh_size / sizeof(ElfW(Sym)),
+                          (const char *)(file + strings->sh_offset), strings->sh_size};
+    if (visit(&table, context)) return true;
+  }
+  return false;
+}
+
+/* A search for one symbol (`query`), and where its answer goes. */
+typedef struct symbol_search {
+  const symbol_query *query;
+  uintptr_t load_bias;
+  eh_symbol *symbol;
+  bool from_symtab;
+} symbol_search;
+
+/* Whether `table` holds the searched symbol (filled in when it does). */
+static bool find_in_table(const symbol_table *table, void *context) {
+  symbol_search *search = context;
+  for (size_t s = 1; s < table->count; s++) {
+    if (matches(search->query, &table->symbols[s], table->strtab, table->strsz, search->load_bias)) {
+      fill(search->symbol, &table->symbols[s], search->load_bias, search->from_symtab);
+      return true;
     }
   }
   return false;
+}
+
+static bool find_in_dynsym(const eh_image *image, const symbol_query *query, eh_symbol *symbol) {
+  if (!image->parsed_ok || !image->symtab || !image->strtab) return false;
+  symbol_search search = {query, image->load_bias, symbol, false};
+  return find_in_table(&(symbol_table){image->symtab, image->symbol_count, image->strtab, image->strsz}, &search);
+}
+
+/* Looks in the file's sections of type `section_type` (SHT_SYMTAB, SHT_DYNSYM). */
+static bool scan_file(const uint8_t *file, size_t file_size, uintptr_t load_bias, const symbol_query *query,
+                      eh_symbol *symbol, uint32_t section_type) {
+  symbol_search search = {query, load_bias, symbol, section_type == SHT_SYMTAB};
+  return each_symbol_table(file, file_size, section_type, find_in_table, &search);
 }
 
 /* Maps a whole regular file read-only; NULL when it cannot. */
@@ -134,51 +160,44 @@ int eh_find_function_symbol(const eh_image *image, const char *name, eh_symbol *
   return ELFHOOK_ERR_SYMBOL_NOT_FOUND;
 }
 
-/* The functions among `count` wanted `names` that the symbols of one table define: their addresses
- * go in `addresses` (those already found are kept). */
-static void collect(const ElfW(Sym) *symbols, size_t symbol_count, const char *strtab, size_t strsz,
-                    uintptr_t load_bias, const char *const *names, size_t count, void **addresses) {
-  for (size_t s = 1; s < symbol_count; s++) {
-    const ElfW(Sym) *sym = &symbols[s];
-    if (!is_function(sym) || sym->st_name >= strsz || ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) continue;
-    const char *name = strtab + sym->st_name;
-    size_t left = strsz - sym->st_name;
-    for (size_t n = 0; n < count; n++) {
-      if (addresses[n] || name[0] != names[n][0]) continue;
-      size_t length = strlen(names[n]);
-      if (left > length && memcmp(name, names[n], length + 1) == 0) addresses[n] = (void *)(load_bias + sym->st_value);
+typedef struct wanted_functions {
+  uintptr_t load_bias;
+  const char *const *names;
+  size_t count;
+  void **addresses; /* per name: its address, NULL until found */
+} wanted_functions;
+
+/* Puts in `addresses` the wanted functions that `table` defines (those already found are kept).
+ * Returns false: every table is read. */
+static bool collect(const symbol_table *table, void *context) {
+  wanted_functions *wanted = context;
+  for (size_t s = 1; s < table->count; s++) {
+    const ElfW(Sym) *sym = &table->symbols[s];
+    if (!is_function(sym) || sym->st_name >= table->strsz || ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) continue;
+    const char *name = table->strtab + sym->st_name;
+    size_t left = table->strsz - sym->st_name;
+    for (size_t n = 0; n < wanted->count; n++) {
+      if (wanted->addresses[n] || name[0] != wanted->names[n][0]) continue;
+      size_t length = strlen(wanted->names[n]);
+      if (left > length && memcmp(name, wanted->names[n], length + 1) == 0)
+        wanted->addresses[n] = (void *)(wanted->load_bias + sym->st_value);
     }
   }
+  return false;
 }
 
 size_t eh_find_function_symbols(const eh_image *image, const char *const *names, size_t count, void **addresses) {
   for (size_t n = 0; n < count; n++) addresses[n] = NULL;
+  wanted_functions wanted = {image->load_bias, names, count, addresses};
   if (image->parsed_ok && image->symtab && image->strtab)
-    collect(image->symtab, image->symbol_count, image->strtab, image->strsz, image->load_bias, names, count, addresses);
+    collect(&(symbol_table){image->symtab, image->symbol_count, image->strtab, image->strsz}, &wanted);
   size_t found = 0;
   for (size_t n = 0; n < count; n++) found += addresses[n] != NULL;
   if (found < count && image->path && image->path[0] == '/') {
     size_t size = 0;
     const uint8_t *file = map_file(image->path, &size);
     if (file) {
-      const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)file;
-      if (size >= sizeof *header && memcmp(file, ELFMAG, SELFMAG) == 0 && file[EI_CLASS] == ELFCLASS64 &&
-          header->e_shentsize == sizeof(ElfW(Shdr)) &&
-          in_file(header->e_shoff, (uint64_t)header->e_shnum * sizeof(ElfW(Shdr)), size)) {
-        const ElfW(Shdr) *sections = (const ElfW(Shdr) *)(file + header->e_shoff);
-        for (ElfW(Half) i = 0; i < header->e_shnum; i++) {
-          const ElfW(Shdr) *section = &sections[i];
-          if (section->sh_type != SHT_SYMTAB || section->sh_entsize != sizeof(ElfW(Sym)) ||
-              section->sh_link >= header->e_shnum || !in_file(section->sh_offset, section->sh_size, size) ||
-              section->sh_offset % _Alignof(ElfW(Sym)) != 0)
-            continue;
-          const ElfW(Shdr) *strings = &sections[section->sh_link];
-          if (strings->sh_type != SHT_STRTAB || !in_file(strings->sh_offset, strings->sh_size, size)) continue;
-          collect((const ElfW(Sym) *)(file + section->sh_offset), section->sh_size / sizeof(ElfW(Sym)),
-                  (const char *)(file + strings->sh_offset), strings->sh_size, image->load_bias, names, count,
-                  addresses);
-        }
-      }
+      each_symbol_table(file, size, SHT_SYMTAB, collect, &wanted);
       munmap((void *)file, size);
     }
   }
