@@ -200,7 +200,7 @@ struct SummaryFromSlotsTests {
     b.target = Array("/b?token=secret".utf8)
     add(b, countedInPlace: false)
     add(b, countedInPlace: true)
-    add(a, countedInPlace: false)
+    add(a, countedInPlace: true)  // no repeat, but its route (method, Host, scheme, path) is known
     var https = a
     https.tls = true
     add(https, countedInPlace: false)
@@ -267,6 +267,57 @@ struct SummaryFromSlotsTests {
     Self.expectSame(summary, decoded)
     #expect(summary.endpoints.count == TransactionSummary.maximumEndpoints + 1)
     #expect(summary.recordsCountedInPlace >= TransactionSummary.maximumEndpoints)
+  }
+
+  @Test("a request to a known route is counted in place, whatever its query, size, status or duration")
+  func knownRoutes() {
+    var records: [RawRecord] = []
+    var exchange = Exchange()
+    let paths = ["/v/1.bin", "/v/2.bin", "/a;jsessionid=1", "/a;jsessionid=2", "http://user:pw@proxy.example/x", "*", "example.com:443"]
+    for index in 0..<2_000 {
+      let path = paths[index % paths.count]
+      // A query of its own each time, now and then with a `://` in it (no scheme) or a fragment.
+      let query = index % 5 == 0 ? "?next=http://other.example/elsewhere&n=\(index)" : index % 7 == 0 ? "#frag\(index)" : "?page=\(index)&session=\(index * 31)"
+      exchange.target = Array((path.hasPrefix("/") ? path + query : path).utf8)
+      exchange.status = [200, 404, 503, 0][index % 4]
+      exchange.method = index % 11 == 0 ? "POST" : "GET"
+      exchange.tls = index % 13 == 0
+      exchange.durationNs = UInt64(1 + index % 97) * 10_000
+      exchange.start += 1_000
+      records.append(exchange.record)
+    }
+    let (summary, decoded) = Self.summaries(of: records)
+    Self.expectSame(summary, decoded)
+    // Decoded: each route once (7 paths × 2 methods × 2 schemes at most), and the slowest so far.
+    #expect(summary.recordsCountedInPlace > 1_800)
+    #expect(summary.endpoints.keys.contains { $0.path == "/v/1.bin" })
+    #expect(!summary.endpoints.keys.contains { $0.path.contains("elsewhere") || $0.path.contains("page") })
+  }
+
+  @Test("more routes than the table holds: the ones it forgot are decoded again, with the same summary")
+  func manyRoutes() {
+    var records: [RawRecord] = []
+    var exchange = Exchange()
+    // Twice the table, in three passes, interleaved with one route asked for all the time.
+    for pass in 0..<3 {
+      for index in 0..<(2 * RouteRows.capacity) {
+        exchange.target = Array("/item/\(index)?pass=\(pass)".utf8)
+        exchange.host = Array("h\(index % 3).example".utf8)
+        exchange.start += 1_000
+        records.append(exchange.record)
+        if index % 4 == 0 {
+          var hot = Exchange()
+          hot.target = Array("/health?t=\(index)".utf8)
+          hot.start = exchange.start + 1
+          records.append(hot.record)
+        }
+      }
+    }
+    let (summary, decoded) = Self.summaries(of: records, drainSizes: [4_096, 3, 1_000])
+    Self.expectSame(summary, decoded)
+    // /health and 1,999 items, then each host's row of other paths.
+    #expect(summary.endpoints.count == TransactionSummary.maximumEndpoints + 3)
+    #expect(summary.recordsCountedInPlace > 6_000)
   }
 
   @Test("a seeded mix of requests, statuses, durations, processes and connection records (30,000)")

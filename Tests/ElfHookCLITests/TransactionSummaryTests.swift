@@ -94,6 +94,17 @@ struct TransactionSummaryTests {
     #expect(!actual.keys.contains { $0.contains("?") || $0.contains("s3cr3t") })
   }
 
+  @Test(
+    "an endpoint's path is decided by the target's bytes before its query or fragment",
+    arguments: [
+      ("/a/b?q=1", "/a/b"), ("/a?next=http://x.example/y", "/a"), ("/redirect/http://x.example/y?q", "/redirect/http://x.example/y"),
+      ("http://proxy.example/p?u=https://z/", "/p"), ("http://proxy.example", "/"), ("http://proxy.example?x=a/b", "/"),
+      ("/f#http://x/y", "/f"), ("*", "*"), ("example.com:443", ""), ("example.com:443?x=http://y/z", ""),
+    ])
+  func endpointPath(target: String, path: String) {
+    #expect(EndpointKey.path(of: target) == path)
+  }
+
   @Test("DNS lookups per name, and failures grouped by call and code")
   func dnsAndFailures() throws {
     let summary = summary(of: scenario.transactions)

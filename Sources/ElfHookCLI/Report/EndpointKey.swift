@@ -1,3 +1,4 @@
+import Glibc
 import NetMonitor
 
 /// An endpoint: a method, a host and a path, without the query string (which would make every
@@ -29,25 +30,36 @@ struct EndpointKey: Hashable, CustomStringConvertible {
   /// The path of a request target: the origin form (`/a/b?q`) up to its query, or the path of an
   /// absolute form (`http://host/a/b?q`, what a client sends a proxy).
   ///
-  /// Scans UTF-8 bytes in place: it runs once per request record, for millions of them in a long
-  /// run. A target that is all path is returned as it is.
+  /// Only the bytes before the first `?` or `#` decide it (``pathPartEnd(of:)``: a `://` in a
+  /// query is no scheme), so requests whose targets share those bytes share an endpoint, which is
+  /// what lets a summary count them without decoding (`RouteRows`). Scans UTF-8 bytes in place: it
+  /// runs once per request record, for millions of them in a long run. A target that is all path
+  /// is returned as it is.
   static func path(of target: String) -> String {
     if let path = target.utf8.withContiguousStorageIfAvailable({ path(of: target, in: $0) }) { return path }
     return Array(target.utf8).withUnsafeBufferPointer { path(of: target, in: $0) }
   }
 
   private static func path(of target: String, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+    let end = pathPartEnd(of: UnsafeRawBufferPointer(bytes))
     var start = 0
-    // Authority form (CONNECT's `host:port`): the endpoint is the host alone.
-    if bytes.first != UInt8(ascii: "/") && bytes.first != UInt8(ascii: "*") && schemeSeparator(in: bytes) == nil { return "" }
-    if let scheme = schemeSeparator(in: bytes) {
+    if bytes.first != UInt8(ascii: "/") && bytes.first != UInt8(ascii: "*") {
+      // Authority form (CONNECT's `host:port`): the endpoint is the host alone.
+      guard let scheme = schemeSeparator(in: UnsafeBufferPointer(rebasing: bytes[..<end])) else { return "" }
       let authority = scheme + 3
-      guard let slash = bytes[authority...].firstIndex(of: UInt8(ascii: "/")) else { return "/" }
+      guard let slash = bytes[authority..<end].firstIndex(of: UInt8(ascii: "/")) else { return "/" }
       start = slash
     }
-    let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
     if start == 0 && end == bytes.count { return target }
     return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+  }
+
+  /// Where a target's query or fragment starts (its first `?` or `#`); its length when it has
+  /// neither.
+  static func pathPartEnd(of target: UnsafeRawBufferPointer) -> Int {
+    guard let base = target.baseAddress else { return 0 }
+    let query = memchr(base, Int32(UInt8(ascii: "?")), target.count).map { UnsafeRawPointer($0) - base } ?? target.count
+    return memchr(base, Int32(UInt8(ascii: "#")), query).map { UnsafeRawPointer($0) - base } ?? query
   }
 
   /// Where the first `://` starts.

@@ -20,6 +20,10 @@ struct HostStats {
     http.add(request)
   }
 
+  mutating func add(_ request: HTTPRecordView) {
+    http.add(request)
+  }
+
   mutating func add(_ repeats: PendingRepeats) {
     http.add(repeats)
   }

@@ -19,6 +19,15 @@ struct RequestStats {
     durations.add(http.durationMs)
   }
 
+  /// Counts the record in a ring slot as ``add(_:)-(HTTPRecord)`` counts it decoded.
+  mutating func add(_ http: HTTPRecordView) {
+    requests += 1
+    if http.isFailure { errors += 1 }
+    bytesSent += http.requestBytes
+    bytesReceived += http.responseBytes
+    durations.add(http.durationMs)
+  }
+
   /// Counts the repeats of a request that were counted from their ring slots, as if each had been
   /// added on its own.
   mutating func add(_ repeats: PendingRepeats) {

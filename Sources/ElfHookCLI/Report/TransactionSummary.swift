@@ -26,6 +26,9 @@ struct TransactionSummary {
   private var lastHost: (header: String?, scheme: HTTPScheme, key: HostKey)?
   /// The last http record's request and the rows it was counted in: the next one mostly repeats it.
   private var lastRequest: RepeatedRequest?
+  /// The rows of the endpoints counted so far, by the bytes that decide them: a request that is
+  /// no repeat but goes to a known endpoint is counted from its slot too.
+  private var routes = RouteRows()
   /// Repeats of `lastRequest` counted from their slots, not yet in its rows (only while
   /// ``add(slotsFrom:)`` runs).
   private var repeats = PendingRepeats()
@@ -92,12 +95,16 @@ struct TransactionSummary {
 
   /// Adds every record `drain` hands over in its ring slot (`RecordRing.drainSlots`); returns what
   /// `drain` returns. The summary ends up the same as with ``add(_:)`` of each record decoded, for
-  /// less: an http record that repeats the last one's request (the very bytes it was read from) and
-  /// is not among the slowest — most records of a server answering the same request over and over
-  /// — is counted from its numbers, never decoded, and its durations and totals are added to its
-  /// three groups a batch at a time (``PendingRepeats``). Everything else the summary reads of a
-  /// request is the last one's (its host and endpoint rows) or not needed (the whole record, for
-  /// the slowest). Other records are decoded and added.
+  /// less. An http record that is not among the slowest is counted from its numbers, never
+  /// decoded, when its host and endpoint rows are known from its bytes:
+  /// - it repeats the last one's request (the very bytes it was read from) — most records of a
+  ///   server answering the same request over and over; its durations and totals are added to
+  ///   its three groups a batch at a time (``PendingRepeats``);
+  /// - or a request to the same route (scheme, method, `Host`, target before its query) was
+  ///   counted before (``RouteRows``) — most records of real traffic, whose queries, sizes and
+  ///   statuses differ from one request to the next.
+  /// Everything else the summary reads of such a request is its rows or not needed (the whole
+  /// record, for the slowest). Other records are decoded and added.
   mutating func add(slotsFrom drain: ((RecordSlot) -> Void) -> Int) -> Int {
     let count = drain { add($0) }
     addPendingRepeats()
@@ -109,17 +116,35 @@ struct TransactionSummary {
       slot.withTransaction { add($0) }
       return
     }
-    if lastRequest?.repeats(http) == true, !slowest.keeps(durationMs: http.durationMs) {
-      records += 1
-      recordsCountedInPlace += 1
-      extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
-      repeats.add(http)
-      if repeats.isFull { addPendingRepeats() }
-      return
+    if !slowest.keeps(durationMs: http.durationMs) {
+      if lastRequest?.repeats(http) == true {
+        countInPlace(http)
+        repeats.add(http)
+        if repeats.isFull { addPendingRepeats() }
+        return
+      }
+      if let rows = routes.rows(of: http) {
+        countInPlace(http)
+        requests.add(http)
+        hostStats.update(at: rows.host) { $0.add(http) }
+        endpointStats.update(at: rows.endpoint) { $0.add(http) }
+        return
+      }
     }
     slot.withTransaction { add($0) }
-    // `lastRequest` is now this record's request (repeated or new): keep the bytes it came from.
+    // `lastRequest` is now this record's request (repeated or new): keep the bytes it came from,
+    // and its route.
     lastRequest?.capture(http)
+    if let host = lastRequest?.hostRow, let endpoint = lastRequest?.endpointRow {
+      routes.remember(http, host: host, endpoint: endpoint)
+    }
+  }
+
+  /// Counts an http record as a record, in place.
+  private mutating func countInPlace(_ http: HTTPRecordView) {
+    records += 1
+    recordsCountedInPlace += 1
+    extendSpan(start: http.startUnixNs, durationMs: http.durationMs)
   }
 
   /// Adds the repeats counted from slots to the rows of their request, `lastRequest`: before

@@ -38,3 +38,19 @@ public struct HTTPRecordView {
       ? Int(record.pointee.grpcStatus) : nil
   }
 }
+
+extension HTTPRecordView {
+  /// Whether the exchange went over TLS (its scheme is `https`).
+  public var isTLS: Bool { record.pointee.core.isTLS != 0 }
+
+  /// The request's method, target and `Host` value as the slot holds them: the bytes
+  /// ``HTTPRecord/method``, ``HTTPRecord/target`` (before redaction) and ``HTTPRecord/host`` are
+  /// decoded from. Valid only during `body`, and only while the slot is.
+  public func withRequestText<Result>(
+    _ body: (_ method: UnsafeRawBufferPointer, _ target: UnsafeRawBufferPointer, _ host: UnsafeRawBufferPointer) ->
+      Result
+  ) -> Result {
+    let request = record.pointer(to: \.httpRequest)!
+    return body(request.methodBytes, request.targetBytes, request.hostBytes)
+  }
+}
