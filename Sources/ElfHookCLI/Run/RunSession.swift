@@ -104,8 +104,9 @@ final class RunSession {
   /// The summary and the buffer are taken out of the session for the drain: the closure updates
   /// locals, not (with a checked access each time) the session's properties.
   ///
-  /// Without JSON lines, the summary gets each record in its slot: one that repeats the last
-  /// request is counted from its numbers, never decoded (`TransactionSummary.add(slotsFrom:)`).
+  /// The summary gets each record in its slot: one that repeats the last request, or goes to an
+  /// endpoint it knows, is counted from its numbers, never decoded
+  /// (`TransactionSummary.add(slotsFrom:)`); only the JSON lines, when asked for, decode them all.
   private func drain(final: Bool) {
     let now = MonotonicSeconds.now()
     let interval = (now - lastDrain) * 1000
@@ -124,14 +125,13 @@ final class RunSession {
     defer { swap(&lines, &self.lines) }
     lines.removeAll(keepingCapacity: true)
     let writesLines = outputFile != nil || format == .jsonl
-    if writesLines {
-      collector.drain(final: final) { transaction in
-        summary.add(transaction)
-        transaction.appendJSONLine(to: &lines)
+    _ = summary.add(slotsFrom: { addToSummary in
+      guard writesLines else { return collector.drainSlots(final: final, addToSummary) }
+      return collector.drainSlots(final: final) { slot in
+        addToSummary(slot)
+        slot.withTransaction { $0.appendJSONLine(to: &lines) }
       }
-    } else {
-      _ = summary.add(slotsFrom: { collector.drainSlots(final: final, $0) })
-    }
+    })
     swap(&summary, &self.summary)
     guard !lines.isEmpty else { return }
     do {

@@ -162,9 +162,8 @@ public enum TargetRedaction {
   /// The part before the query: the user information of an absolute-form target
   /// (`scheme://user:password@host/…`) redacted, and the path's secret parameters.
   private static func appendRedactingPath(_ path: Bytes, to result: inout [UInt8]) {
-    let separator: [UInt8] = [.colon, .slash, .slash]
-    guard let schemeEnd = firstOffset(of: separator, in: path) else { return appendRedactingPathParameters(path, to: &result) }
-    let authorityStart = schemeEnd + separator.count
+    guard let schemeEnd = schemeSeparator(in: path) else { return appendRedactingPathParameters(path, to: &result) }
+    let authorityStart = schemeEnd + 3
     let authorityEnd = path[authorityStart...].firstIndex(ofByte: .slash) ?? path.endIndex
     if let at = path[authorityStart..<authorityEnd].lastIndex(of: .at) {
       result.append(bytes: path[..<authorityStart])
@@ -199,17 +198,27 @@ public enum TargetRedaction {
   /// Whether one word (lowercased) is secret by itself: one of `secretWords`, or `auth…` but for
   /// `authWordExceptions`.
   private static func isSecretWord(_ word: UnsafeBufferPointer<UInt8>) -> Bool {
-    if secretWordTexts.contains(where: { equal(word, $0) }) { return true }
+    if word.count < 64, secretWordLengths >> UInt64(word.count) & 1 != 0,
+      secretWordTexts.contains(where: { equal(word, $0) })
+    {
+      return true
+    }
     return word.count >= 4 && memcmp(word.baseAddress!, "auth", 4) == 0
       && !authWordExceptionTexts.contains { equal(word, $0) }
   }
+
+  /// Bit n is set when a secret word is n bytes long: most words are none of those lengths, and
+  /// are not compared with any.
+  private static let secretWordLengths = secretWordTexts.reduce(UInt64(0)) { $0 | 1 << UInt64($1.utf8CodeUnitCount) }
 
   private static func equal(_ word: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
     word.count == text.utf8CodeUnitCount && memcmp(word.baseAddress!, text.utf8Start, word.count) == 0
   }
 
   private static func looksLikeJWT(_ value: Bytes) -> Bool {
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: value.count + 1) { scratch in
+    // Decoded, it starts with `e`: so does the value, or it starts with an escape.
+    guard let first = value.first, first == .lowerE || first == .percent else { return false }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: value.count + 1) { scratch in
       let decoded = percentDecode(value, into: scratch)
       guard decoded.starts(with: [.lowerE, .lowerY, .upperJ]) else { return false }
       var dots = 0
@@ -237,29 +246,39 @@ public enum TargetRedaction {
     $0 | 1 << UInt32($1.utf8Start.pointee &- UInt8(ascii: "a"))
   }
 
+  /// Each fragment's first two bytes, as a little-endian word: what a position is compared with
+  /// before any `memcmp` (every fragment is at least three bytes long).
+  private static let fragmentPrefixes: [UInt16] = fragmentTexts.map {
+    UInt16($0.utf8Start[0]) | UInt16($0.utf8Start[1]) << 8
+  }
+
   /// Whether one of `secretFragments` is in `words` (lowercased letters and digits): only the
   /// fragments starting with a position's letter are compared there.
   private static func containsFragment(_ words: UnsafeBufferPointer<UInt8>) -> Bool {
-    for start in words.indices {
-      let letter = words[start] &- UInt8(ascii: "a")
-      guard letter < 26, fragmentInitials >> UInt32(letter) & 1 != 0 else { continue }
-      for fragment in fragmentTexts where fragment.utf8Start.pointee == words[start] {
-        let length = fragment.utf8CodeUnitCount
-        if words.count - start >= length && memcmp(words.baseAddress! + start, fragment.utf8Start, length) == 0 {
-          return true
+    let initials = fragmentInitials
+    return fragmentPrefixes.withUnsafeBufferPointer { prefixes in
+      for start in words.indices where start + 1 < words.count {
+        let letter = words[start] &- UInt8(ascii: "a")
+        guard letter < 26, initials >> UInt32(letter) & 1 != 0 else { continue }
+        let prefix = UInt16(words[start]) | UInt16(words[start + 1]) << 8
+        for (index, candidate) in prefixes.enumerated() where candidate == prefix {
+          let fragment = fragmentTexts[index]
+          let length = fragment.utf8CodeUnitCount
+          if words.count - start >= length && memcmp(words.baseAddress! + start, fragment.utf8Start, length) == 0 {
+            return true
+          }
         }
       }
+      return false
     }
-    return false
   }
 
-  /// Where the bytes of `fragment` first start in `text`; `nil` when they are not in it.
-  private static func firstOffset(of fragment: [UInt8], in text: Bytes) -> Int? {
-    guard let first = fragment.first else { return text.startIndex }
+  /// Where the first `://` starts in `text`; `nil` when there is none.
+  private static func schemeSeparator(in text: Bytes) -> Int? {
     var start = text.startIndex
-    while let candidate = text[start...].firstIndex(ofByte: first) {
-      if text[candidate...].starts(with: fragment) { return candidate }
-      start = candidate + 1
+    while let colon = text[start...].firstIndex(ofByte: .colon) {
+      if colon + 2 < text.endIndex && text[colon + 1] == .slash && text[colon + 2] == .slash { return colon }
+      start = colon + 1
     }
     return nil
   }
