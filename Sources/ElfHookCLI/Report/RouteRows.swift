@@ -18,48 +18,40 @@ struct RouteRows {
   static let probes = 8
 
   private struct Route {
-    /// The key: the scheme, the method's, `Host`'s and path part's lengths, then their bytes
-    /// (``Request/matches(_:)``); empty for a slot not in use.
+    /// The key: the scheme and the lengths in a word, then the method's and path part's bytes and
+    /// `Host`'s (``Request/matches(_:)``); empty for a slot not in use.
     var key: [UInt8] = []
     var host = 0
     var endpoint = 0
   }
 
-  /// The bytes of a record's request that decide its rows, in its slot.
+  /// The bytes of a record's request that decide its rows, in its slot: the method and the
+  /// target's path part, which the slot packs one after the other (`lead`), and the `Host` value.
   private struct Request {
-    let isTLS: Bool
-    let method: UnsafeRawBufferPointer
+    let lead: UnsafeRawBufferPointer
     let host: UnsafeRawBufferPointer
-    let path: UnsafeRawBufferPointer
+    /// The scheme and the three lengths, one word: a key's first eight bytes.
+    let header: UInt64
 
-    static let headerBytes = 6
-
-    init(_ http: HTTPRecordView, method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, host: UnsafeRawBufferPointer) {
-      isTLS = http.isTLS
-      self.method = method
-      self.host = host
-      path = UnsafeRawBufferPointer(rebasing: target[..<EndpointKey.pathPartEnd(of: target)])
+    init(_ http: HTTPRecordView) {
+      let text = http.requestText
+      let pathLength = EndpointKey.pathPartEnd(of: text.target)
+      lead = UnsafeRawBufferPointer(start: text.method.baseAddress, count: text.method.count &+ pathLength)
+      host = text.host
+      header =
+        (http.isTLS ? 1 : 0) | UInt64(text.method.count) << 8 | UInt64(host.count) << 16 | UInt64(lead.count) << 32
     }
 
-    var header: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) {
-      (
-        isTLS ? 1 : 0, UInt8(truncatingIfNeeded: method.count), UInt8(truncatingIfNeeded: host.count),
-        UInt8(truncatingIfNeeded: host.count >> 8), UInt8(truncatingIfNeeded: path.count),
-        UInt8(truncatingIfNeeded: path.count >> 8)
-      )
-    }
-
-    /// The first slot to probe: a multiply-and-shift hash of the parts, eight bytes at a time.
+    /// The first slot to probe: a multiply-and-shift hash of the header and both parts.
     var firstSlot: Int {
-      var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(isTLS ? 1 : 0) ^ UInt64(method.count) << 8 ^ UInt64(host.count) << 16
-        ^ UInt64(path.count) << 32
-      Self.mix(method, into: &hash)
+      var hash = (0x9E37_79B9_7F4A_7C15 ^ header) &* 0xFF51_AFD7_ED55_8CCD
+      Self.mix(lead, into: &hash)
       Self.mix(host, into: &hash)
-      Self.mix(path, into: &hash)
       hash ^= hash >> 29
       return Int(truncatingIfNeeded: hash & UInt64(capacity &- 1))
     }
 
+    /// Mixes `part` into `hash` eight bytes at a time, its last bytes as one word.
     private static func mix(_ part: UnsafeRawBufferPointer, into hash: inout UInt64) {
       var offset = 0
       while offset &+ 8 <= part.count {
@@ -67,22 +59,18 @@ struct RouteRows {
         hash ^= hash >> 32
         offset &+= 8
       }
-      while offset < part.count {
-        hash = (hash ^ UInt64(part[offset])) &* 0xC4CE_B9FE_1A85_EC53
-        offset &+= 1
-      }
+      guard offset < part.count else { return }
+      var last: UInt64 = 0
+      withUnsafeMutableBytes(of: &last) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: part[offset...])) }
+      hash = (hash ^ last) &* 0xC4CE_B9FE_1A85_EC53
+      hash ^= hash >> 32
     }
 
     func matches(_ key: [UInt8]) -> Bool {
-      guard key.count == Self.headerBytes &+ method.count &+ host.count &+ path.count else { return false }
+      guard key.count == 8 &+ lead.count &+ host.count else { return false }
       return key.withUnsafeBytes { key in
-        let header = header
-        guard withUnsafeBytes(of: header, { memcmp(key.baseAddress!, $0.baseAddress!, Self.headerBytes) }) == 0 else {
-          return false
-        }
-        let bytes = key.baseAddress! + Self.headerBytes
-        return Self.equal(bytes, method) && Self.equal(bytes + method.count, host)
-          && Self.equal(bytes + method.count + host.count, path)
+        guard key.loadUnaligned(as: UInt64.self) == header else { return false }
+        return Self.equal(key.baseAddress! + 8, lead) && Self.equal(key.baseAddress! + 8 + lead.count, host)
       }
     }
 
@@ -93,9 +81,8 @@ struct RouteRows {
     func write(to key: inout [UInt8]) {
       key.removeAll(keepingCapacity: true)
       withUnsafeBytes(of: header) { key.append(contentsOf: $0) }
-      key.append(contentsOf: method)
+      key.append(contentsOf: lead)
       key.append(contentsOf: host)
-      key.append(contentsOf: path)
     }
   }
 
@@ -104,13 +91,12 @@ struct RouteRows {
   /// The rows of `http`'s route, when a request to it was counted and remembered.
   func rows(of http: HTTPRecordView) -> (host: Int, endpoint: Int)? {
     guard !routes.isEmpty, http.grpcStatus == nil else { return nil }
-    return http.withRequestText { method, target, host in
-      let request = Request(http, method: method, target: target, host: host)
+    let request = Request(http)
+    return routes.withUnsafeBufferPointer { routes in
       var slot = request.firstSlot
       for _ in 0..<Self.probes {
-        let route = routes[slot]
-        if route.key.isEmpty { return nil }
-        if request.matches(route.key) { return (route.host, route.endpoint) }
+        if routes[slot].key.isEmpty { return nil }
+        if request.matches(routes[slot].key) { return (routes[slot].host, routes[slot].endpoint) }
         slot = (slot &+ 1) & (Self.capacity &- 1)
       }
       return nil
@@ -121,21 +107,18 @@ struct RouteRows {
   mutating func remember(_ http: HTTPRecordView, host: Int, endpoint: Int) {
     guard http.grpcStatus == nil else { return }
     if routes.isEmpty { routes = Array(repeating: Route(), count: Self.capacity) }
-    http.withRequestText { method, target, hostBytes in
-      let request = Request(http, method: method, target: target, host: hostBytes)
-      let first = request.firstSlot
-      var chosen = first
-      var slot = first
-      for _ in 0..<Self.probes {
-        if routes[slot].key.isEmpty || request.matches(routes[slot].key) {
-          chosen = slot
-          break
-        }
-        slot = (slot &+ 1) & (Self.capacity &- 1)
+    let request = Request(http)
+    var chosen = request.firstSlot
+    var slot = chosen
+    for _ in 0..<Self.probes {
+      if routes[slot].key.isEmpty || request.matches(routes[slot].key) {
+        chosen = slot
+        break
       }
-      request.write(to: &routes[chosen].key)
-      routes[chosen].host = host
-      routes[chosen].endpoint = endpoint
+      slot = (slot &+ 1) & (Self.capacity &- 1)
     }
+    request.write(to: &routes[chosen].key)
+    routes[chosen].host = host
+    routes[chosen].endpoint = endpoint
   }
 }

@@ -45,12 +45,9 @@ extension HTTPRecordView {
 
   /// The request's method, target and `Host` value as the slot holds them: the bytes
   /// ``HTTPRecord/method``, ``HTTPRecord/target`` (before redaction) and ``HTTPRecord/host`` are
-  /// decoded from. Valid only during `body`, and only while the slot is.
-  public func withRequestText<Result>(
-    _ body: (_ method: UnsafeRawBufferPointer, _ target: UnsafeRawBufferPointer, _ host: UnsafeRawBufferPointer) ->
-      Result
-  ) -> Result {
+  /// decoded from. Valid only while the slot is, as the view.
+  public var requestText: (method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, host: UnsafeRawBufferPointer) {
     let request = record.pointer(to: \.httpRequest)!
-    return body(request.methodBytes, request.targetBytes, request.hostBytes)
+    return (request.methodBytes, request.targetBytes, request.hostBytes)
   }
 }
