@@ -246,31 +246,20 @@ public enum TargetRedaction {
     $0 | 1 << UInt32($1.utf8Start.pointee &- UInt8(ascii: "a"))
   }
 
-  /// Each fragment's first two bytes, as a little-endian word: what a position is compared with
-  /// before any `memcmp` (every fragment is at least three bytes long).
-  private static let fragmentPrefixes: [UInt16] = fragmentTexts.map {
-    UInt16($0.utf8Start[0]) | UInt16($0.utf8Start[1]) << 8
-  }
-
   /// Whether one of `secretFragments` is in `words` (lowercased letters and digits): only the
   /// fragments starting with a position's letter are compared there.
   private static func containsFragment(_ words: UnsafeBufferPointer<UInt8>) -> Bool {
-    let initials = fragmentInitials
-    return fragmentPrefixes.withUnsafeBufferPointer { prefixes in
-      for start in words.indices where start + 1 < words.count {
-        let letter = words[start] &- UInt8(ascii: "a")
-        guard letter < 26, initials >> UInt32(letter) & 1 != 0 else { continue }
-        let prefix = UInt16(words[start]) | UInt16(words[start + 1]) << 8
-        for (index, candidate) in prefixes.enumerated() where candidate == prefix {
-          let fragment = fragmentTexts[index]
-          let length = fragment.utf8CodeUnitCount
-          if words.count - start >= length && memcmp(words.baseAddress! + start, fragment.utf8Start, length) == 0 {
-            return true
-          }
+    for start in words.indices {
+      let letter = words[start] &- UInt8(ascii: "a")
+      guard letter < 26, fragmentInitials >> UInt32(letter) & 1 != 0 else { continue }
+      for fragment in fragmentTexts where fragment.utf8Start.pointee == words[start] {
+        let length = fragment.utf8CodeUnitCount
+        if words.count - start >= length && memcmp(words.baseAddress! + start, fragment.utf8Start, length) == 0 {
+          return true
         }
       }
-      return false
     }
+    return false
   }
 
   /// Where the first `://` starts in `text`; `nil` when there is none.
