@@ -12,20 +12,20 @@ struct RequestStats {
   private(set) var durations = DurationSamples()
 
   mutating func add(_ http: HTTPRecord) {
-    requests += 1
-    if http.isFailure { errors += 1 }
-    bytesSent += http.requestBytes
-    bytesReceived += http.responseBytes
-    durations.add(http.durationMs)
+    add(failed: http.isFailure, sent: http.requestBytes, received: http.responseBytes, durationMs: http.durationMs)
   }
 
   /// Counts the record in a ring slot as ``add(_:)-(HTTPRecord)`` counts it decoded.
   mutating func add(_ http: HTTPRecordView) {
+    add(failed: http.isFailure, sent: http.requestBytes, received: http.responseBytes, durationMs: http.durationMs)
+  }
+
+  private mutating func add(failed: Bool, sent: UInt64, received: UInt64, durationMs: Double) {
     requests += 1
-    if http.isFailure { errors += 1 }
-    bytesSent += http.requestBytes
-    bytesReceived += http.responseBytes
-    durations.add(http.durationMs)
+    if failed { errors += 1 }
+    bytesSent += sent
+    bytesReceived += received
+    durations.add(durationMs)
   }
 
   /// Counts the repeats of a request that were counted from their ring slots, as if each had been
