@@ -6,10 +6,10 @@ import TestSupport
 
 @testable import NetMonitor
 
-/// Exchanges that repeat the last one are recorded by the C hooks from a template
-/// (`cnm_replay_take`, ``ExchangeReplay``): their records must be those the Swift path would have
-/// made, and an exchange that stops repeating halfway (its request repeated, its response not)
-/// must still be recorded whole.
+/// Simple exchanges (a GET head alone, a response framed by its Content-Length) are recorded by the
+/// C hooks from a template (`cnm_replay_take`, ``ExchangeReplay``): their records must be those
+/// the Swift path would have made, and an exchange the hooks stop taking halfway (its request
+/// simple, its response not) must still be recorded whole.
 /// What the server thread counted, read once it finished.
 private final class ReplayCount: @unchecked Sendable {
   var value: UInt64 = 0
@@ -55,17 +55,16 @@ struct ExchangeReplayTests {
     return cnm_load_u64(slot.pointer(to: \.head.replay_state)!) >> UInt64(CNM_REPLAY_COUNT_SHIFT)
   }
 
-  @Test("a server answering a repeated request the same way: the same records, a response that changes recorded whole")
+  @Test("a server answering a repeated request the same way: the same records, a chunked response recorded whole")
   func serverRepeats() throws {
     _ = SharedMonitor.sink
     let (listener, port) = InProcessServer.listen()
     defer { close(listener) }
     let same = "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n" + String(repeating: "r", count: 1024)
-    let other = "HTTP/1.1 201 Created\r\nContent-Length: 10\r\nX-Changed: yes\r\n\r\n0123456789"
-    // Exchange 1 repeats exchange 0: the replay is armed, and takes 2…7. Exchange 8's request
-    // repeats (the hooks take it) but its response does not: Swift parses that request as of when
-    // it came, then the response. 9 is parsed, 10 repeats 9 (armed again), 11 and 12 are
-    // replayed, 13's response changes again. 8 replays.
+    let other = "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\nX-Changed: yes\r\n\r\na\r\n0123456789\r\n0\r\n\r\n"
+    // Exchange 1 arms the replay, which takes 2…7. Exchange 8's request is simple (the hooks take
+    // it) but its chunked response is not: Swift parses that request as of when it came, then the
+    // response, and arms the replay again: 9…12 replayed, 13's response chunked again. 10 replays.
     let responses = Array(repeating: same, count: 8) + [other] + Array(repeating: same, count: 4) + [other]
     let (replays, records) = try SharedMonitor.records { () throws -> UInt64 in
       let replays = ReplayCount()
@@ -80,7 +79,7 @@ struct ExchangeReplayTests {
       while !server.isFinished { usleep(1000) }
       return replays.value
     }
-    #expect(replays == 8)
+    #expect(replays == 10)
     let connection = try #require(
       records.connections.first { $0.role == .server && $0.httpExchanges == responses.count })
     let exchanges = records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
@@ -234,5 +233,163 @@ struct ExchangeReplayTests {
     #expect(recorded.allSatisfy { $0.ttfbMs != nil && $0.ttfbMs! <= $0.durationMs })
     #expect(recorded.map(\.responseBytes).reduce(0, +) == connection.bytesSent)
     #expect(recorded.map(\.requestBytes).reduce(0, +) == connection.bytesReceived)
+  }
+}
+
+/// One exchange of ``SimpleExchangeTests``: a request written in one call, and its response
+/// written in `responsePieces`, one call each.
+private struct ScriptedExchange {
+  let request: String
+  let responsePieces: [String]
+  /// Whether the hooks record it (both heads simple), once the replay is armed.
+  let simple: Bool
+
+  init(_ request: String, _ responsePieces: String..., simple: Bool) {
+    self.request = request
+    self.responsePieces = responsePieces
+    self.simple = simple
+  }
+
+  var responseLength: Int { responsePieces.reduce(0) { $0 + $1.utf8.count } }
+}
+
+@Suite("Exchanges that differ, recorded by the hooks", .serialized)
+struct SimpleExchangeTests {
+  /// Simple exchanges that all differ, and between them every kind the hooks refuse: a request with
+  /// a body, a chunked, 204 or 304 response, a Content-Length list, a header name the hooks do not
+  /// read, `Connection: close`. Exchanges 0 and 1 arm the replay.
+  private static let script: [ScriptedExchange] = {
+    let longTarget = "/long?" + (0..<40).map { "k\($0)=v\($0 * 7)" }.joined(separator: "&")
+    let ok5 = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+    return [
+      ScriptedExchange("GET /a HTTP/1.1\r\nHost: svc.test\r\n\r\n", ok5 + "hello", simple: false),
+      ScriptedExchange(
+        "GET /b?x=1&next=http://z/w HTTP/1.1\r\nHost: svc.test\r\nX-Request-Id: 1\r\n\r\n",
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", simple: false),
+      ScriptedExchange(
+        "GET /c/d.bin HTTP/1.1\r\nHost:   svc.test  \r\nAccept: */*\r\nConnection: Keep-Alive\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: keep-alive\r\nContent-Length: 3000\r\n\r\n",
+        String(repeating: "d", count: 1000), String(repeating: "e", count: 2000), simple: true),
+      ScriptedExchange(
+        "GET http://svc.test/e?q=1 HTTP/1.1\r\nHost: svc.test\r\nUser-Agent: t\t1\r\n\r\n",
+        "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 10\r\n\r\n0123456789", simple: true),
+      ScriptedExchange("GET /nohost HTTP/1.1\r\nAccept: */*\r\n\r\n", "HTTP/1.1 200 \r\nContent-Length: 1\r\n\r\n!",
+                       simple: true),
+      ScriptedExchange(
+        "POST /form HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 4\r\n\r\na=b1",
+        "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", simple: false),
+      ScriptedExchange(
+        "GET /chunked HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", simple: false),
+      ScriptedExchange(
+        "GET /after HTTP/1.1\r\nhost: other.test:8080\r\n\r\n",
+        "HTTP/1.1 200 OK\r\ncontent-LENGTH:  7 \r\n\r\nsevenB!", simple: true),
+      ScriptedExchange("GET \(longTarget) HTTP/1.1\r\nHost: svc.test\r\n\r\n", ok5 + "world", simple: true),
+      ScriptedExchange("GET /empty HTTP/1.1\r\nHost: svc.test\r\n\r\n", "HTTP/1.1 204 No Content\r\n\r\n",
+                       simple: false),
+      ScriptedExchange("GET /a HTTP/1.1\r\nHost: svc.test\r\n\r\n", ok5 + "hello", simple: true),
+      ScriptedExchange("GET /a HTTP/1.1\r\nHost: svc.test\r\n\r\n", ok5 + "hello", simple: true),
+      ScriptedExchange("GET /a HTTP/1.1\r\nHost: svc.test\r\n\r\n", ok5 + "he", "llo", simple: true),
+      ScriptedExchange(
+        "GET /cached HTTP/1.1\r\nHost: svc.test\r\nIf-None-Match: \"x\"\r\n\r\n",
+        "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", simple: false),
+      ScriptedExchange(
+        "GET /big HTTP/1.1\r\nHost: svc.test\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 48000\r\n\r\n",
+        String(repeating: "b", count: 16000), String(repeating: "c", count: 16000),
+        String(repeating: "d", count: 16000), simple: true),
+      ScriptedExchange("GET /list HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello", simple: false),
+      ScriptedExchange("GET /name HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nX_Odd: 1\r\nContent-Length: 5\r\n\r\nhello", simple: false),
+      ScriptedExchange("GET /last HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\nbye", simple: false),
+    ]
+  }()
+
+  /// Runs the script on a new connection of this process to itself, both ends monitored: each
+  /// step on the worker `turns` names (client write, server read, server write, client read).
+  /// Returns the client's and the server's http records, in order, and their replays.
+  private static func run(
+    _ script: [ScriptedExchange], workers: [Worker], turns: (Int, Int, Int, Int)
+  ) throws -> (client: [HTTPRecord], server: [HTTPRecord], replays: (UInt64, UInt64)) {
+    let (listener, port) = InProcessServer.listen()
+    defer { close(listener) }
+    let ((clientPort, replays), records) = try SharedMonitor.records { () throws -> (UInt16, (UInt64, UInt64)) in
+      let client = try Sockets.connect(port)
+      let server = accept(listener, nil, nil)
+      try #require(server >= 0)
+      var local = Sockets.address(0)
+      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+      _ = withUnsafeMutablePointer(to: &local) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(client, $0, &length) }
+      }
+      for exchange in script {
+        workers[turns.0].run { _ = try? Sockets.sendAll(client, exchange.request) }
+        workers[turns.1].run { Self.read(server, exactly: exchange.request.utf8.count) }
+        workers[turns.2].run {
+          for piece in exchange.responsePieces { _ = try? Sockets.sendAll(server, piece) }
+        }
+        workers[turns.3].run { Self.read(client, exactly: exchange.responseLength) }
+      }
+      let replays = (ExchangeReplayTests.replays(client), ExchangeReplayTests.replays(server))
+      close(client)
+      close(server)
+      return (UInt16(bigEndian: local.sin_port), replays)
+    }
+    func exchanges(peerPort: UInt16) throws -> [HTTPRecord] {
+      let connection = try #require(records.connections.first { $0.peerPort == peerPort })
+      return records.http.filter { $0.connectionId == connection.id }.sorted { $0.startUnixNs < $1.startUnixNs }
+    }
+    return (try exchanges(peerPort: port), try exchanges(peerPort: clientPort), replays)
+  }
+
+  /// Reads `count` bytes, in as many calls as they take.
+  private static func read(_ fd: Int32, exactly count: Int) {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var left = count
+    while left > 0 {
+      let got = Glibc.read(fd, &buffer, Swift.min(buffer.count, left))
+      if got <= 0 { return }
+      left -= got
+    }
+  }
+
+  /// What the two paths must agree on: every field but the connection's id, port and the times
+  /// (its connect time too: the first exchange carries it).
+  private static func comparable(_ record: HTTPRecord) -> HTTPRecord {
+    var record = record
+    record.startUnixNs = 0
+    record.durationMs = 0
+    record.ttfbMs = record.ttfbMs == nil ? nil : 0
+    record.connectionId = 0
+    record.peerPort = 0
+    record.connectMs = record.connectMs == nil ? nil : 0
+    return record
+  }
+
+  @Test("exchanges that all differ, client and server: the hooks' records are the Swift path's, field for field")
+  func hooksRecordWhatSwiftRecords() throws {
+    _ = SharedMonitor.sink
+    let workers = [Worker(), Worker()]
+    // Each side's two directions on two threads: the replay is never armed, Swift records all.
+    let swift = try Self.run(Self.script, workers: workers, turns: (0, 1, 0, 1))
+    #expect(swift.replays == (0, 0))
+    // One thread: from exchange 2 on, the hooks record every simple exchange.
+    let hooks = try Self.run(Self.script, workers: workers, turns: (0, 0, 0, 0))
+    let simple = UInt64(Self.script.filter(\.simple).count)
+    #expect(hooks.replays == (simple, simple))
+    for (role, swiftRecords, hookRecords) in [("client", swift.client, hooks.client), ("server", swift.server, hooks.server)] {
+      try #require(swiftRecords.count == Self.script.count, "\(role)")
+      try #require(hookRecords.count == Self.script.count, "\(role)")
+      for (index, (expected, recorded)) in zip(swiftRecords, hookRecords).enumerated() {
+        #expect(Self.comparable(recorded) == Self.comparable(expected), "\(role) exchange \(index)")
+      }
+    }
+    // And the Swift path's records are what was sent.
+    #expect(swift.server.map(\.target) == Self.script.map { String($0.request.split(separator: " ")[1]) })
+    #expect(swift.server.map(\.requestBytes) == Self.script.map { UInt64($0.request.utf8.count) })
+    #expect(swift.server.map(\.responseBytes) == Self.script.map { UInt64($0.responseLength) })
+    #expect(swift.server[2].host == "svc.test" && swift.server[4].host == nil && swift.server[7].host == "other.test:8080")
+    #expect(swift.client.map(\.status) == [200, 404, 200, 500, 200, 201, 200, 200, 200, 204, 200, 200, 200, 304, 200, 200, 200, 200])
   }
 }

@@ -465,19 +465,22 @@ ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
 ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count);
 int cnm_hook_close(int fd);
 
-/* ---- an exchange that repeats the last one, recorded by the hooks alone (exchange_replay.c) ------
- * A keep-alive client that sends the same request again and again (a load generator, a health
- * check, a poller) gets the same response head again and again. Once the Swift path has recorded
- * such an exchange twice in a row, it arms the connection's replay: the request's bytes, the
- * response head's bytes, the body's length and the record it wrote, as a template. The hooks then
- * record each exchange whose bytes are the same themselves: the request alone in one call, then
- * the response head at the start of a call and its body in that call and any that follow, whatever
- * they carry (sendfile too), to its length. That costs two compares, a clock read at each end of
- * the exchange, and the template copied into a record slot with its times. Anything else (other
- * bytes, another thread, an SSL call) goes to the Swift path as before, which first stops the
+/* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
+ * Most exchanges on a keep-alive connection are simple: a GET whose request is its head alone,
+ * answered by a head and a body of known length. Once the Swift path has recorded an exchange on
+ * such a connection (not its first), with nothing under way after it, it arms the connection's
+ * replay: a template of the record it wrote, of which the hooks reuse the connection's part. The
+ * hooks then record each simple exchange themselves: the request alone in one call, then the
+ * response head at the start of a call and its body in that call and any that follow, whatever
+ * they carry (sendfile too), to its length. A head that repeats the one before (a poller, a load
+ * generator, a server's answers within one second) costs a compare; another is read by the small
+ * parsers of simple_heads.c (a strict subset of the Swift parser's rules) and copied into the
+ * entry. Then two clock reads, and the record written into a slot from the template, the request
+ * head's fields and the response's status and length. Anything else (a head these parsers
+ * refuse, another thread, an SSL call) goes to the Swift path as before, which first stops the
  * replay and takes over what it did (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges
- * it recorded, a request it took whose response did not repeat, and a response it was sending or
- * receiving, which Swift then parses from the remembered bytes as of when they moved.
+ * it recorded, a request it took whose response it could not, and a response it was sending or
+ * receiving, which Swift then parses from the copies as of when they moved.
  *
  * `state` is the only word two threads write: the replays done << 4, the parts stopped halfway
  * that Swift has yet to parse, and the phase. The owner is the thread that moved the whole last
@@ -485,36 +488,68 @@ int cnm_hook_close(int fd);
 enum {
   CNM_REPLAY_PHASE = 3,      /* the phase's bits: */
   CNM_REPLAY_OFF = 0,        /*   the hooks hand every call to Swift */
-  CNM_REPLAY_ARMED = 1,      /*   between exchanges: the next request may repeat */
-  CNM_REPLAY_REQUESTED = 2,  /*   the hooks took a request (at replay_start): its response may repeat */
+  CNM_REPLAY_ARMED = 1,      /*   between exchanges: the next request may be simple */
+  CNM_REPLAY_REQUESTED = 2,  /*   the hooks took a request (at replay_start): its response may be simple */
   CNM_REPLAY_RESPONDING = 3, /*   they took its response head (at replay_first_byte) and part of its body */
   CNM_REPLAY_REQUEST_PENDING = 4,  /* stopped after taking a request: Swift has yet to parse it */
   CNM_REPLAY_RESPONSE_PENDING = 8, /* stopped halfway through its response: the same */
   CNM_REPLAY_COUNT_SHIFT = 4,
 };
-#define CNM_REPLAY_RECORD_BYTES 320 /* the template: a record's first line, then one run of bytes */
+#define CNM_REPLAY_RECORD_BYTES 192 /* the template: a record's first line, then the connection's part */
+#define CNM_SIMPLE_HEAD_CAPACITY 512 /* the longest head the hooks read */
+#define CNM_SIMPLE_HOST_CAPACITY 256 /* the longest Host value (HTTPHead.hostCapacity) */
 
 typedef struct cnm_replay_template {
-  uint64_t body_length;         /* the response's Content-Length */
-  uint64_t unix_offset;         /* wall clock minus monotonic clock at the connection's start */
-  uint16_t request_length;      /* the request: its head alone */
-  uint16_t response_length;     /* the response head */
-  uint16_t run_offset;          /* where the record's second run of bytes goes in a slot */
-  uint16_t run_length;          /* its bytes: record[64 ..< 64 + run_length] */
+  uint64_t unix_offset;     /* wall clock minus monotonic clock at the connection's start */
+  uint16_t identity_length; /* the connection's part: record[64 ..< 64 + identity_length] */
   unsigned char record[CNM_REPLAY_RECORD_BYTES];
 } cnm_replay_template;
 
-/* The offsets, in a record slot's first line, of the times each replayed record gets (Swift's
- * RawRecord fields), set once before any connection is tracked. */
+/* A simple request head: `GET target HTTP/1.1`, then header lines, none of them Content-Length,
+ * Transfer-Encoding or a Connection other than keep-alive; the whole call. */
+typedef struct cnm_simple_request {
+  uint16_t length;        /* the head's bytes; 0: none read yet */
+  uint16_t target_length; /* the target: bytes 4 ..< 4 + target_length */
+  uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
+  uint16_t host_length;
+  uint8_t keep_alive;     /* `Connection: keep-alive` */
+} cnm_simple_request;
+
+/* A simple response head: `HTTP/1.1 ddd` (not 1xx, 204, 304), one Content-Length, no
+ * Transfer-Encoding, no Connection other than keep-alive. */
+typedef struct cnm_simple_response {
+  uint64_t content_length;
+  uint16_t length; /* the head's bytes; 0: none read yet */
+  uint16_t status;
+} cnm_simple_response;
+
+/* Read the `count` bytes at `bytes` as a simple request (the whole call), or the head at the start
+ * of the `available` bytes at `bytes` as a simple response: true and the fields when they are one. */
+bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request)
+    __attribute__((visibility("hidden")));
+bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
+    __attribute__((visibility("hidden")));
+
+/* Where the hooks write a record's fields (Swift's layouts: RawRecord, HTTPHead), set once before
+ * any connection is tracked. Offsets in a record slot but for the four in its request head. */
 typedef struct cnm_replay_fields {
   uint16_t start_unix_ns;
   uint16_t duration_ns;
   uint16_t first_byte_ns; /* + 1: 0 means no response byte */
+  uint16_t status;
+  uint16_t request_bytes;
+  uint16_t response_bytes;
+  uint16_t identity;      /* the connection's part (the template's) */
+  uint16_t request_head;  /* the request's HTTPHead, and in it: */
+  uint16_t target_length;
+  uint16_t host_length;
+  uint16_t keep_alive;
+  uint16_t text;          /* method, target, Host, packed */
+  uint16_t scalars_length; /* the bytes before the text: */
+  unsigned char get_scalars[64]; /*   an HTTPHead's for `GET … HTTP/1.1` with no body, lengths 0 */
 } cnm_replay_fields;
 extern cnm_replay_fields cnm_replay_record_fields __attribute__((visibility("hidden")));
-static inline void cnm_set_replay_fields(uint16_t start, uint16_t duration, uint16_t first_byte) {
-  cnm_replay_record_fields = (cnm_replay_fields){start, duration, first_byte};
-}
+static inline void cnm_set_replay_fields(const cnm_replay_fields *fields) { cnm_replay_record_fields = *fields; }
 
 /* What tells one thread from another in a hook: the address of one of its thread-locals. */
 static inline const void *cnm_thread_identity(void) { return (const void *)&cnm_guard_depth; }
@@ -532,17 +567,21 @@ typedef struct cnm_connection_head {
   uint8_t requests_received; /* for the replay: requests arrive (a server), or leave (a client) */
   uint8_t inherited; /* a fork child's copy of its parent's connection, its counts zeroed (fork_reset.c) */
   uint8_t reserved[3];
-  /* The replay: its state, when it took the request under way, and what it compares (the Swift
-   * parsers' remembered heads, in this entry), in the line the hooks read first. */
+  /* The replay: its state, when it took the request under way, and its owner, in the line the
+   * hooks read first. */
   uint64_t replay_state;
   uint64_t replay_start;
   const void *replay_owner;
-  const unsigned char *replay_request;
-  const unsigned char *replay_response;
   /* The response under way (RESPONDING): when its head went, and the body bytes still to come. */
   uint64_t replay_first_byte;
   uint64_t replay_body_left;
   cnm_replay_template replay;
+  /* The last heads the hooks read, each field with its bytes: those of the exchange under way,
+   * and what the next is compared with. */
+  cnm_simple_request replay_request;
+  cnm_simple_response replay_response;
+  unsigned char replay_request_bytes[CNM_SIMPLE_HEAD_CAPACITY];
+  unsigned char replay_response_bytes[CNM_SIMPLE_HEAD_CAPACITY];
 } cnm_connection_head;
 
 /* Stops the replay: it goes OFF, with what it took of the exchange under way pending (a request
@@ -571,8 +610,8 @@ static inline bool cnm_replay_claim(cnm_connection_head *head, uint64_t part) {
   return false;
 }
 
-/* Arms a stopped replay with nothing pending (`state`) once Swift wrote the template and the
- * heads to compare, for the calling thread. False when the state changed meanwhile (then it
+/* Arms a stopped replay with nothing pending (`state`) once Swift wrote the template, for the
+ * calling thread. False when the state changed meanwhile (then it
  * stays off). */
 static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
   head->replay_owner = cnm_thread_identity();
@@ -581,9 +620,9 @@ static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
 }
 
 /* For the hooks: takes a call that moved `result` bytes on a connection whose replay is under way
- * (ARMED, REQUESTED, RESPONDING) as part of the repeated exchange (its bytes counted, the record
- * made at the response's last byte), or, when it does not repeat it, hands it to Swift
- * (cnm_on_received, cnm_on_sent). */
+ * (ARMED, REQUESTED, RESPONDING) as part of a simple exchange (its bytes counted, the record made
+ * at the response's last byte), or, when it is not one, hands it to Swift (cnm_on_received,
+ * cnm_on_sent). */
 void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) __attribute__((visibility("hidden")));
 

@@ -12,9 +12,6 @@ struct HTTPHeadMemo {
   /// The longest head remembered, in bytes.
   static var capacity: Int { 510 }
 
-  /// Where the bytes are in the memo (``rememberedBytes``).
-  static var bytesOffset: Int { MemoryLayout<HTTPHeadMemo>.offset(of: \.bytes)! }
-
   /// Bytes of the remembered head; 0 when there is none.
   private(set) var length: UInt16
   private var bytes: InlineArray<510, UInt8>
@@ -45,14 +42,5 @@ struct HTTPHeadMemo {
     guard length > 0, length <= available else { return nil }
     let same = withUnsafeBytes(of: &bytes) { memcmp($0.baseAddress!, start, length) == 0 }
     return same ? length : nil
-  }
-}
-
-extension UnsafeMutablePointer where Pointee == HTTPHeadMemo {
-  /// The remembered head's bytes, in place: what the hooks' replay compares a call's bytes with
-  /// (``ExchangeReplay``), and what a request it took is parsed from.
-  var rememberedBytes: UnsafeRawBufferPointer {
-    UnsafeRawBufferPointer(
-      start: UnsafeRawPointer(self) + HTTPHeadMemo.bytesOffset, count: Int(pointee.length))
   }
 }

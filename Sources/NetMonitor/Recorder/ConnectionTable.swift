@@ -30,14 +30,41 @@ enum ConnectionTable {
     return true
   }
 
-  /// Tells the hooks' replay where a record's times are (`cnm_set_replay_fields`): in its first
-  /// line, which the replay copies from its template and then writes them into.
+  /// Tells the hooks' replay where it writes a record's fields (`cnm_set_replay_fields`): the
+  /// times and the exchange's numbers, the connection's part it copies from its template, and the
+  /// request head, with the scalars every simple request's head has (``ExchangeReplay``).
   private static func installReplayFields() {
-    let start = MemoryLayout<RawRecord>.offset(of: \.startUnixNanoseconds)!
-    let duration = MemoryLayout<RawRecord>.offset(of: \.durationNanoseconds)!
-    let firstByte = MemoryLayout<RawRecord>.offset(of: \.httpFirstByteNanoseconds)!
-    precondition([start, duration, firstByte].allSatisfy { $0 + 8 <= 64 }, "the replay writes times in line 0")
-    cnm_set_replay_fields(UInt16(start), UInt16(duration), UInt16(firstByte))
+    var fields = cnm_replay_fields()
+    func offset<Value>(_ field: KeyPath<RawRecord, Value>) -> UInt16 {
+      UInt16(MemoryLayout<RawRecord>.offset(of: field)!)
+    }
+    func headOffset<Value>(_ field: KeyPath<HTTPHead, Value>) -> UInt16 {
+      UInt16(MemoryLayout<HTTPHead>.offset(of: field)!)
+    }
+    fields.start_unix_ns = offset(\.startUnixNanoseconds)
+    fields.duration_ns = offset(\.durationNanoseconds)
+    fields.first_byte_ns = offset(\.httpFirstByteNanoseconds)
+    fields.status = offset(\.httpStatus)
+    fields.request_bytes = offset(\.httpRequestBytes)
+    fields.response_bytes = offset(\.httpResponseBytes)
+    fields.identity = offset(\.core) + UInt16(ConnectionCore.reusedCopyStart)
+    fields.request_head = offset(\.httpRequest)
+    fields.target_length = headOffset(\.targetLength)
+    fields.host_length = headOffset(\.hostLength)
+    fields.keep_alive = headOffset(\.connectionKeepAlive)
+    fields.text = headOffset(\.text)
+    var get = HTTPHead()
+    get.methodLength = 3
+    get.minorVersion = 1
+    let scalars = Int(fields.text)
+    precondition(scalars <= MemoryLayout.size(ofValue: fields.get_scalars), "the replay's GET scalars fit")
+    fields.scalars_length = UInt16(scalars)
+    withUnsafeMutableBytes(of: &fields.get_scalars) { storage in
+      withUnsafeBytes(of: &get) { storage.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<scalars])) }
+    }
+    let identityLength = Int(fields.request_head) - Int(fields.identity)
+    precondition(64 + identityLength <= Int(CNM_REPLAY_RECORD_BYTES), "the replay's template holds a connection")
+    cnm_set_replay_fields(&fields)
   }
 
   /// An entry's size: whole cache lines, so that each entry's fields fall on the same lines as

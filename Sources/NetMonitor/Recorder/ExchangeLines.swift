@@ -12,18 +12,23 @@ import CNetMonitor
 /// after the system call instead, the same lines saved nothing: their misses still delayed the
 /// slow path that follows at once (BENCHMARKS.md, "Why a record is three cache lines").
 enum ExchangeLines {
-  /// Bytes of each remembered head (``HTTPHeadMemo``) prefetched, from its start: a request line
-  /// with a few headers, a small response head.
+  /// Bytes of each remembered head (``HTTPHeadMemo``, and the hooks' copies) prefetched, from its
+  /// start: a request line with a few headers, a small response head.
   static let memoBytes = 256
 
-  /// Offsets of the entry's lines: its head (the hooks' counters), the connection's times and
+  /// Offsets of the entry's lines: its head (the hooks' counters, their replay and the start of
+  /// the heads they copied), the connection's times and
   /// identity (what a record copies), the exchanges' counters, each parser's state with its head's
   /// numbers and flags (not the text) and the start of its remembered head.
   static var entryOffsets: [Int] {
     var lines = LineSet()
     let core = MemoryLayout<ConnectionSlot>.offset(of: \.core)!
     let http = MemoryLayout<ConnectionSlot>.offset(of: \.http)!
-    lines.cover(0, MemoryLayout<cnm_connection_head>.size)
+    let requestCopy = MemoryLayout<cnm_connection_head>.offset(of: \.replay_request_bytes)!
+    let responseCopy = MemoryLayout<cnm_connection_head>.offset(of: \.replay_response_bytes)!
+    lines.cover(0, requestCopy)
+    lines.cover(requestCopy, requestCopy + memoBytes)
+    lines.cover(responseCopy, responseCopy + memoBytes)
     lines.cover(
       core + MemoryLayout<ConnectionCore>.offset(of: \.startUnixNanoseconds)!,
       core + MemoryLayout<ConnectionCore>.offset(of: \.connectStart)!)

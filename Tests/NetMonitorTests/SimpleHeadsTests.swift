@@ -1,0 +1,171 @@
+import CNetMonitor
+import Testing
+
+@testable import NetMonitor
+
+/// The hooks' parsers of simple heads (`cnm_parse_simple_request`, `cnm_parse_simple_response`,
+/// simple_heads.c) record exchanges without the Swift parser: whatever they accept, the Swift
+/// parser must read to the same fields. Checked on heads that should pass, heads that must not,
+/// and ~40,000 random mutations of both, each accepted one parsed again by ``HTTPStreamParser``.
+@Suite("Simple heads the hooks read")
+struct SimpleHeadsTests {
+  static let requests = [
+    "GET / HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+    "GET /c/d.bin?x=1&next=http://z/w HTTP/1.1\r\nHost:   svc.test:8080 \t\r\nAccept: */*\r\nConnection: Keep-Alive\r\n\r\n",
+    "GET http://svc.test/e HTTP/1.1\r\nUser-Agent: wrk\t2\r\nX-Request-Id: 42\r\n\r\n",
+  ]
+  static let responses = [
+    "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
+    "HTTP/1.1 404 Not Found\r\ncontent-length:0\r\n\r\n",
+    "HTTP/1.1 500 \r\nETag: \"5f-3\"\r\nContent-Length:  7 \r\nAccept-Ranges: bytes\r\n\r\n",
+  ]
+
+  /// The request fields the hooks read from `text`, or nil when they refuse it.
+  static func request(_ bytes: [UInt8]) -> cnm_simple_request? {
+    var fields = cnm_simple_request()
+    return cnm_parse_simple_request(bytes, bytes.count, &fields) ? fields : nil
+  }
+
+  static func response(_ bytes: [UInt8]) -> cnm_simple_response? {
+    var fields = cnm_simple_response()
+    return cnm_parse_simple_response(bytes, bytes.count, &fields) ? fields : nil
+  }
+
+  /// Whether the Swift parser reads the request `bytes` to the fields the hooks read.
+  static func swiftAgrees(request bytes: [UInt8], _ fields: cnm_simple_request) -> Bool {
+    var run = HTTPRun(.requests)
+    run.feed(ArraySlice(bytes))
+    guard run.events == [.started, .head, .complete(UInt64(bytes.count))], let head = run.heads.first else {
+      return false
+    }
+    // The text the hooks write: the method, the target and the Host value, packed.
+    let hostStart = Int(fields.host_offset)
+    let text = Array("GET".utf8) + bytes[4..<4 + Int(fields.target_length)]
+      + bytes[hostStart..<hostStart + Int(fields.host_length)]
+    return withUnsafePointer(to: head) { Array($0.textBytes) } == text && head.methodLength == 3
+      && head.targetLength == fields.target_length && head.hostLength == fields.host_length
+      && head.minorVersion == 1 && head.connectionKeepAlive == (fields.keep_alive != 0)
+      && head.bodyFraming == .none && !head.hasContentLength && !head.hasTransferEncoding
+      && !head.connectionClose && !head.connectionUpgrade && !head.targetTruncated && !head.hostTruncated
+      && Int(fields.length) == bytes.count
+  }
+
+  /// Whether the Swift parser reads the response head at the start of `bytes` to the fields the
+  /// hooks read: its status, its length, and a body of that Content-Length that ends the message.
+  static func swiftAgrees(response bytes: [UInt8], _ fields: cnm_simple_response) -> Bool {
+    var run = HTTPRun(.responses)
+    let length = Int(fields.length)
+    run.feed(ArraySlice(bytes[..<length]) + ArraySlice(repeating: UInt8(ascii: "x"), count: Int(fields.content_length)))
+    guard let head = run.heads.first else { return false }
+    return run.events == [.started, .head, .complete(UInt64(length) + fields.content_length)]
+      && head.status == fields.status && head.minorVersion == 1 && head.bodyFraming == .contentLength
+      && head.contentLengthValue == fields.content_length && !head.connectionClose && !head.hasTransferEncoding
+  }
+
+  @Test("heads a client, nginx or wrk sends are simple, and read as the Swift parser reads them")
+  func simpleHeads() throws {
+    for text in Self.requests {
+      let bytes = Array(text.utf8)
+      let fields = try #require(Self.request(bytes), "\(text)")
+      #expect(Self.swiftAgrees(request: bytes, fields), "\(text)")
+    }
+    for text in Self.responses {
+      let bytes = Array((text + "body").utf8)
+      let fields = try #require(Self.response(bytes), "\(text)")
+      #expect(Int(fields.length) == text.utf8.count)
+      #expect(Self.swiftAgrees(response: bytes, fields), "\(text)")
+    }
+    let host = try #require(Self.request(Array(Self.requests[1].utf8)))
+    #expect(host.host_length == 13 && host.keep_alive == 1)
+  }
+
+  @Test(
+    "requests the hooks leave to Swift",
+    arguments: [
+      "POST / HTTP/1.1\r\nHost: h\r\n\r\n", "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n",
+      "GET / HTTP/1.0\r\nHost: h\r\n\r\n", "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+      "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "GET / HTTP/1.1\r\nConnection: close\r\n\r\n", "GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+      "GET / HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n", "GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+      "GET / HTTP/1.1\nHost: h\n\n", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: \r\n\r\n", "GET / HTTP/1.1\r\nHost: \(String(repeating: "h", count: 257))\r\n\r\n",
+      "GET /\(String(repeating: "p", count: 500)) HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET",
+      "GET / HTTP/1.1\r\nHost: h\r\n", "GET / HTTP/1.1\r\nX_Y: 1\r\n\r\n", "GET / HTTP/1.1\r\nX : 1\r\n\r\n",
+      "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nX: \u{7F}\r\n\r\n",
+    ])
+  func refusedRequests(text: String) {
+    #expect(Self.request(Array(text.utf8)) == nil)
+  }
+
+  @Test(
+    "responses the hooks leave to Swift",
+    arguments: [
+      "HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n",
+      "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n",
+      "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1, 1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1234567890123456789\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\n",
+      "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\(String(repeating: "X-Pad: 0123456789\r\n", count: 30))\r\n",
+    ])
+  func refusedResponses(text: String) {
+    #expect(Self.response(Array(text.utf8)) == nil)
+  }
+
+  /// SplitMix64: the same mutations on every run.
+  struct Mutations {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var value = state
+      value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+      return value ^ (value >> 31)
+    }
+    /// Bytes that decide how a head is read.
+    static let telling = Array(" \t\r\n:,;-_0123456789aAhHcCgGTP/.\u{7F}".utf8) + [0x00, 0x80, 0xFF]
+    /// `bytes` with one to three bytes replaced, inserted or removed.
+    mutating func mutate(_ bytes: [UInt8]) -> [UInt8] {
+      var bytes = bytes
+      for _ in 0...(next() % 3) where !bytes.isEmpty {
+        let at = Int(next() % UInt64(bytes.count))
+        let byte = Self.telling[Int(next() % UInt64(Self.telling.count))]
+        switch next() % 3 {
+        case 0: bytes[at] = byte
+        case 1: bytes.insert(byte, at: at)
+        default: bytes.remove(at: at)
+        }
+      }
+      return bytes
+    }
+  }
+
+  @Test("every mutated head the hooks accept, the Swift parser reads to the same fields")
+  func mutatedHeads() {
+    var mutations = Mutations(state: 0x5EED)
+    var accepted = (requests: 0, responses: 0)
+    var refused = (requests: 0, responses: 0)
+    for round in 0..<20_000 {
+      let request = mutations.mutate(Array(Self.requests[round % Self.requests.count].utf8))
+      if let fields = Self.request(request) {
+        accepted.requests += 1
+        #expect(Self.swiftAgrees(request: request, fields), "\(String(decoding: request, as: UTF8.self).debugDescription)")
+      } else {
+        refused.requests += 1
+      }
+      let response = mutations.mutate(Array((Self.responses[round % Self.responses.count] + "body").utf8))
+      if let fields = Self.response(response) {
+        accepted.responses += 1
+        #expect(Self.swiftAgrees(response: response, fields), "\(String(decoding: response, as: UTF8.self).debugDescription)")
+      } else {
+        refused.responses += 1
+      }
+    }
+    // Not vacuous: many mutations stay simple, many do not.
+    #expect(accepted.requests > 2_000 && refused.requests > 2_000, "\(accepted) \(refused)")
+    #expect(accepted.responses > 2_000 && refused.responses > 2_000, "\(accepted) \(refused)")
+  }
+}
