@@ -142,16 +142,29 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
   return true;
 }
 
+/* Takes a call of a simple exchange, or refuses it (false): the owner's, moving the request
+ * direction's bytes or the response direction's. */
+static bool take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
+                 int vector_count, size_t count) {
+  uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
+  if (head->replay_owner != cnm_thread_identity()) return false;
+  return received == (head->requests_received != 0)
+             ? take_request(head, state, buffer, vector, vector_count, count)
+             : take_response(head, state, buffer, vector, vector_count, count);
+}
+
 void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) {
-  uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
-  size_t count = (size_t)result;
-  if (head->replay_owner == cnm_thread_identity() && !cnm_current_ssl &&
-      (received == (head->requests_received != 0)
-           ? take_request(head, state, buffer, vector, vector_count, count)
-           : take_response(head, state, buffer, vector, vector_count, count))) {
+  /* A TLS connection's exchanges are in its plaintext (cnm_replay_take_plaintext), and so are
+   * those of a socket call an SSL call makes. */
+  if (!head->is_tls && !cnm_current_ssl && take(head, received, buffer, vector, vector_count, (size_t)result)) {
     __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
     return;
   }
   cnm_hand_to_swift(head, received, buffer, vector, vector_count, result);
+}
+
+bool cnm_replay_take_plaintext(cnm_connection_head *head, bool received, const void *buffer, size_t count) {
+  if ((__atomic_load_n(&head->replay_state, __ATOMIC_RELAXED) & CNM_REPLAY_PHASE) == CNM_REPLAY_OFF) return false;
+  return take(head, received, buffer, NULL, 0, count);
 }

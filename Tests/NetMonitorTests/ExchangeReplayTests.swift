@@ -392,4 +392,60 @@ struct SimpleExchangeTests {
     #expect(swift.server[2].host == "svc.test" && swift.server[4].host == nil && swift.server[7].host == "other.test:8080")
     #expect(swift.client.map(\.status) == [200, 404, 200, 500, 200, 201, 200, 200, 200, 204, 200, 200, 200, 304, 200, 200, 200, 200])
   }
+
+  @Test("nginx serving varied requests over HTTP and HTTPS while monitored: each record is what curl sent and got")
+  func nginxOverTLSAndPlain() throws {
+    let (elfhook, _) = try InjectionTests.products()
+    let scratch = try TemporaryDirectory("injection")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let output = scratch.file("nginx.jsonl")
+    let files = Dictionary(uniqueKeysWithValues: (0..<12).map { ("v\($0).bin", 300 + $0 * 700) })
+    let server = try LoopbackNginx(files: files, tls: tls, launcher: [elfhook, "run", "--output", output.path, "--"])
+    // One curl a scheme, 30 keep-alive requests: each another file, query and header (a config
+    // file's options are its URL's own: each has them all).
+    var sent: [String: [(target: String, status: Int, request: UInt64, response: UInt64)]] = [:]
+    for (scheme, port) in [("http", server.port), ("https", server.tlsPort)] {
+      let targets = (0..<30).map { "/v\($0 * 5 % 12).bin?page=\($0)&sort=\(String(repeating: "a", count: $0))" }
+      let config = targets.enumerated().map { index, target in
+        "url = \"\(scheme)://localhost:\(port)\(target)\"\nheader = \"X-Request-Id: r-\(index * 7919)\"\n"
+          + "http1.1\ncacert = \"\(tls.certificate)\"\noutput = \"/dev/null\"\nwrite-out = \"%{response_code} %{size_request} %{size_header} %{size_download}\\\\n\"\n"
+      }.joined(separator: "next\n")
+      let file = scratch.file("\(scheme).curl")
+      try config.write(to: file, atomically: true, encoding: .utf8)
+      let curl = try ProgramRun.run([
+        "/usr/bin/curl", "-s", "-f", "-K", file.path,
+      ])
+      try #require(curl.status == 0, "\(curl.stderr)")
+      let lines = String(decoding: curl.stdout, as: UTF8.self).split(separator: "\n").map { $0.split(separator: " ").compactMap { UInt64($0) } }
+      try #require(lines.count == targets.count && lines.allSatisfy { $0.count == 4 }, "\(curl.stdout)")
+      sent[scheme] = zip(targets, lines).map { ($0, Int($1[0]), $1[1], $1[2] + $1[3]) }
+    }
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline, Self.serverRecords((try? InjectionTests.records(in: output)) ?? []).count < 60 {
+      usleep(50_000)  // the records come as nginx's connections close
+    }
+    server.stop()
+    let records = Self.serverRecords(try InjectionTests.records(in: output))
+    for (scheme, expected) in sent {
+      let exchanges = records.filter { $0.scheme.rawValue == scheme }.sorted { $0.startUnixNs < $1.startUnixNs }
+      try #require(exchanges.count == expected.count, "\(scheme): \(exchanges.count) records")
+      #expect(exchanges.map(\.target) == expected.map(\.target), "\(scheme)")
+      #expect(exchanges.map(\.status) == expected.map(\.status), "\(scheme)")
+      #expect(exchanges.map(\.requestBytes) == expected.map(\.request), "\(scheme)")
+      #expect(exchanges.map(\.responseBytes) == expected.map(\.response), "\(scheme)")
+      #expect(exchanges.map(\.reusedConnection) == [false] + Array(repeating: true, count: expected.count - 1))
+      #expect(exchanges.allSatisfy { $0.method == "GET" && $0.httpProtocol == .http11 && $0.responseComplete == true })
+      #expect(exchanges.allSatisfy { $0.host?.hasPrefix("localhost:") == true && $0.ttfbMs != nil })
+      #expect(exchanges.allSatisfy { (scheme == "https") == ($0.tlsVersion != nil) }, "\(scheme)")
+    }
+  }
+
+  private static func serverRecords(_ records: [Transaction]) -> [HTTPRecord] {
+    records.compactMap { record -> HTTPRecord? in
+      guard case .http(let http) = record, http.role == .server else { return nil }
+      return http
+    }
+  }
 }
+

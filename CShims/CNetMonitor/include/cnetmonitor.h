@@ -626,6 +626,11 @@ static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
 void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) __attribute__((visibility("hidden")));
 
+/* For the TLS hooks: takes `count` bytes of plaintext (> 0) that an SSL call on the connection
+ * moved when they are part of a simple exchange under way, as cnm_replay_take takes a socket's;
+ * false (Swift parses them) otherwise. The plaintext byte counts are the caller's. */
+bool cnm_replay_take_plaintext(cnm_connection_head *head, bool received, const void *buffer, size_t count);
+
 /* The Swift slow path, set by NetMonitor.start: `result` bytes (> 0) moved on the connection in
  * `slot`; calls that moved nothing are not passed on. The bytes are in `buffer`, or in `vector` (readv,
  * recvmsg, writev, sendmsg); sendfile passes neither. */

@@ -89,7 +89,8 @@ enum TLSSession {
   }
 
   /// `count` plaintext bytes (> 0) in `buffer` that the process received (`fromPeer`) or sent on
-  /// `slot` through its TLS library: counted, and read as HTTP.
+  /// `slot` through its TLS library: counted, and read as HTTP (by the hooks' replay while they
+  /// are part of a simple exchange: ``ExchangeReplay``).
   @inline(__always)
   static func plaintext(
     _ slot: UnsafeMutablePointer<ConnectionSlot>, _ buffer: UnsafeRawPointer?, _ count: Int, fromPeer: Bool
@@ -99,6 +100,7 @@ enum TLSSession {
     } else {
       cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(count))
     }
+    if cnm_replay_take_plaintext(slot.pointer(to: \.head)!, fromPeer, buffer, count) { return }
     Traffic.parse(slot, .buffer(buffer), count, fromPeer: fromPeer)
   }
 }

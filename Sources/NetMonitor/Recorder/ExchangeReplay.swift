@@ -1,12 +1,13 @@
 import CNetMonitor
 
 /// The Swift side of the hooks' recording of simple exchanges (`cnm_replay_take`, cnetmonitor.h):
-/// once this path has recorded an exchange on a keep-alive connection in plaintext, with nothing
-/// under way after it, the hooks record the next ones themselves while they are simple (a GET
-/// head alone, answered by a head and a body of known length), with the connection's part of that
-/// exchange's record as a template. Swift arms the replay at the end of the call that recorded
-/// such an exchange, and takes over at the start of every call it sees: what the hooks did then
-/// counts as if these parsers had seen it.
+/// once this path has recorded an exchange on a keep-alive connection, with nothing under way
+/// after it, the hooks record the next ones themselves while they are simple (a GET head alone,
+/// answered by a head and a body of known length), with the connection's part of that exchange's
+/// record as a template: from its socket's bytes, or over TLS from the plaintext of its SSL calls
+/// (`cnm_replay_take_plaintext`). Swift arms the replay at the end of the call that recorded such
+/// an exchange, and takes over at the start of every call it sees: what the hooks did then counts
+/// as if these parsers had seen it.
 ///
 /// Plain data in ``HTTPExchanges``; all zero is "nothing replayed, nothing to arm".
 struct ExchangeReplay {
@@ -63,13 +64,13 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
 
   /// Copies the record of exchange `sequence` (its slot, as written) into the replay's template
   /// when the hooks may record the exchanges after it: not the connection's first (whose record
-  /// has no reused connection), in plaintext, HTTP/1.1, answered by a final response, and nothing
-  /// begun after it on either side. The hooks reuse its first line and its connection's part;
+  /// has no reused connection), HTTP/1.1, answered by a final response, and nothing begun after
+  /// it on either side. Over TLS too: the hooks then take the plaintext of the SSL calls. The hooks reuse its first line and its connection's part;
   /// ``armReplay(context:)`` then decides at the end of the call.
   func captureReplayTemplate(
     _ record: UnsafeMutablePointer<RawRecord>, sequence: UInt32, context: ExchangeContext
   ) {
-    guard sequence > 0, !context.isTLS, record.pointee.httpStatus >= 200, !record.pointee.httpResponseCutShort,
+    guard sequence > 0, record.pointee.httpStatus >= 200, !record.pointee.httpResponseCutShort,
       record.pointee.httpProtocol == RawRecord.HTTPVersion.http11,
       pointee.requestsBegun == sequence &+ 1, pointee.responsesEnded == sequence &+ 1
     else { return }
