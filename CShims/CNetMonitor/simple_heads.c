@@ -7,57 +7,156 @@
  * version, a header that frames a request body or changes the connection, a 1xx, 204 or 304
  * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
- * so every doubt refuses. Nothing here allocates, locks or touches errno. */
+ * so every doubt refuses.
+ *
+ * A head is read in one pass that maps its control bytes (below 0x20, or DEL: CR, LF, HTAB and
+ * what no head may hold), 16 bytes at a time; each line then costs one vector for its name, a
+ * lookup of its next control byte, and, for the four names that matter, a compare of a few
+ * words. Nothing
+ * here allocates, locks or touches errno. */
 #include <string.h>
 
 #include "cnetmonitor.h"
 
-/* The end of the field text (visible bytes, SP, HTAB, obs-text) at `from`. */
-static size_t field_text_end(const unsigned char *bytes, size_t from, size_t count) {
-  size_t index = from;
-  for (;;) {
-    index = cnm_text_end(bytes, index, count, 0x20);
-    if (index == count || bytes[index] != '\t') return index;
-    index++;
+/* ---- the control bytes of a head -------------------------------------------------------------- */
+
+/* Bit i % 64 of word i / 64 is set when byte i is a control byte. Words past the head's last
+ * byte are never read. */
+typedef struct control_map {
+  uint64_t words[CNM_SIMPLE_HEAD_CAPACITY / 64];
+} control_map;
+
+/* The control bytes among the 16 at `bytes`: bit i for byte i. */
+static inline uint64_t controls16(const unsigned char *bytes) {
+#if defined(__SSE2__)
+  return cnm_text_misses(_mm_loadu_si128((const __m128i *)bytes), 0x20);
+#else
+  uint64_t bits = 0;
+  for (unsigned index = 0; index < 16; index++) bits |= (uint64_t)(bytes[index] < 0x20 || bytes[index] == 0x7F) << index;
+  return bits;
+#endif
+}
+
+/* Maps the control bytes of the `count` bytes at `bytes` (16 ≤ count ≤ CNM_SIMPLE_HEAD_CAPACITY). */
+static void map_controls(const unsigned char *bytes, size_t count, control_map *map) {
+  size_t index = 0;
+  for (; index + 64 <= count; index += 64) {
+    map->words[index / 64] = controls16(bytes + index) | controls16(bytes + index + 16) << 16 |
+                             controls16(bytes + index + 32) << 32 | controls16(bytes + index + 48) << 48;
+  }
+  if (index == count) return;
+  uint64_t word = 0;
+  size_t chunk = index;
+  for (; chunk + 16 <= count; chunk += 16) word |= controls16(bytes + chunk) << (chunk - index);
+  /* The last bytes, in the 16 that end at `count`: the bits of those before `chunk` are in. */
+  if (chunk < count) word |= controls16(bytes + count - 16) >> (16 - (count - chunk)) << (chunk - index);
+  map->words[index / 64] = word;
+}
+
+/* The first control byte at or after `from`, or `count` when there is none. */
+static inline size_t next_control(const control_map *map, size_t from, size_t count) {
+  if (from >= count) return count;
+  size_t word = from / 64;
+  uint64_t bits = map->words[word] & (~(uint64_t)0 << (from % 64));
+  while (!bits) {
+    if (++word * 64 >= count) return count;
+    bits = map->words[word];
+  }
+  size_t at = word * 64 + (size_t)__builtin_ctzll(bits);
+  return at < count ? at : count;
+}
+
+/* The end of the field text (visible bytes, SP, HTAB, obs-text) at `from`: its first control
+ * byte that is not HTAB. */
+static inline size_t field_text_end(const unsigned char *bytes, const control_map *map, size_t from, size_t count) {
+  size_t end = next_control(map, from, count);
+  while (end < count && bytes[end] == '\t') end = next_control(map, end + 1, count);
+  return end;
+}
+
+/* The end of the header name at `start`: its first byte that is not a letter, digit or `-`. One
+ * vector for the names of up to 15 bytes that nearly every header has. */
+static inline size_t name_end(const unsigned char *bytes, size_t start, size_t count) {
+#if defined(__SSE2__)
+  if (count - start >= 16) {
+    unsigned misses = cnm_name_misses(_mm_loadu_si128((const __m128i *)(bytes + start)));
+    if (misses) return start + (size_t)__builtin_ctz(misses);
+  }
+#endif
+  return cnm_name_bytes_end(bytes, start, count);
+}
+
+/* ---- header lines ----------------------------------------------------------------------------- */
+
+/* Whether the `length` name bytes at `name` are `lower` (lower-case letters and `-`), in any
+ * case, compared a word at a time (the last word overlapping the one before). Name bytes are
+ * letters, digits and `-`: setting 0x20 lowers a letter and keeps the others. */
+static inline bool name_is(const unsigned char *name, const char *lower, size_t length) {
+  if (length < 8) {
+    uint32_t have, want, last, last_want;
+    memcpy(&have, name, 4), memcpy(&want, lower, 4);
+    memcpy(&last, name + length - 4, 4), memcpy(&last_want, lower + length - 4, 4);
+    return (have | 0x20202020u) == want && (last | 0x20202020u) == last_want;
+  }
+  for (size_t offset = 0;; offset += 8) {
+    size_t at = offset + 8 <= length ? offset : length - 8;
+    uint64_t have, want;
+    memcpy(&have, name + at, 8), memcpy(&want, lower + at, 8);
+    if ((have | 0x2020202020202020u) != want) return false;
+    if (at + 8 == length) return true;
   }
 }
 
-/* Whether the `length` name bytes at `name` are `lower` (lower-case letters and `-`), in any case.
- * Name bytes are letters, digits and `-`: setting 0x20 lowers a letter and keeps the others. */
-static bool name_is(const unsigned char *name, size_t length, const char *lower, size_t lower_length) {
-  if (length != lower_length) return false;
-  for (size_t index = 0; index < length; index++) {
-    if ((name[index] | 0x20) != (unsigned char)lower[index]) return false;
-  }
-  return true;
-}
-#define NAME_IS(name, length, literal) name_is(name, length, literal, sizeof literal - 1)
+/* The headers these parsers read; any other is only checked to be a well-formed line. */
+typedef enum header_name { OTHER, HOST, CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING } header_name;
 
-/* One header line of a head: its name [start, name_end), its value [value_start, value_end)
- * without surrounding SP or HTAB, and where the next line starts. */
+/* The header named by the `length` bytes at `name`: told by the length first, as most names have
+ * none of these four lengths. */
+static inline header_name header_named(const unsigned char *name, size_t length) {
+  switch (length) {
+  case 4: return name_is(name, "host", 4) ? HOST : OTHER;
+  case 10: return name_is(name, "connection", 10) ? CONNECTION : OTHER;
+  case 14: return name_is(name, "content-length", 14) ? CONTENT_LENGTH : OTHER;
+  case 17: return name_is(name, "transfer-encoding", 17) ? TRANSFER_ENCODING : OTHER;
+  default: return OTHER;
+  }
+}
+
+/* One header line of a head: its name, its value's bytes after the colon up to the CR, and where
+ * the next line starts. */
 typedef struct header_line {
-  size_t name_end, value_start, value_end, next;
+  header_name name;
+  size_t value_start, value_end, next;
 } header_line;
 
 /* The header line at `start`, when it is one these parsers read: a name of letters, digits and
  * `-`, a colon, field text, CRLF. */
-static bool read_header_line(const unsigned char *bytes, size_t start, size_t count, header_line *line) {
-  size_t name_end = cnm_name_bytes_end(bytes, start, count);
-  if (name_end == start || name_end == count || bytes[name_end] != ':') return false;
-  size_t end = field_text_end(bytes, name_end + 1, count);
+static inline __attribute__((always_inline)) bool read_header_line(const unsigned char *bytes, const control_map *map, size_t start, size_t count,
+                                    header_line *line) {
+  size_t colon = name_end(bytes, start, count);
+  if (colon == start || colon == count || bytes[colon] != ':') return false;
+  size_t end = field_text_end(bytes, map, colon + 1, count);
   if (end + 2 > count || bytes[end] != '\r' || bytes[end + 1] != '\n') return false;
-  size_t value_start = name_end + 1, value_end = end;
-  while (value_start < value_end && (bytes[value_start] == ' ' || bytes[value_start] == '\t')) value_start++;
-  while (value_end > value_start && (bytes[value_end - 1] == ' ' || bytes[value_end - 1] == '\t')) value_end--;
-  *line = (header_line){name_end, value_start, value_end, end + 2};
+  *line = (header_line){header_named(bytes + start, colon - start), colon + 1, end, end + 2};
   return true;
+}
+
+/* A header value without the SP and HTAB around it (what the Swift parser reads of one). */
+static inline void trim(const unsigned char *bytes, header_line *line) {
+  while (line->value_start < line->value_end && (bytes[line->value_start] == ' ' || bytes[line->value_start] == '\t'))
+    line->value_start++;
+  while (line->value_end > line->value_start && (bytes[line->value_end - 1] == ' ' || bytes[line->value_end - 1] == '\t'))
+    line->value_end--;
 }
 
 /* A `Connection` value these parsers accept: `keep-alive` alone (what nginx answers with, and what
  * a browser asks). `close`, `upgrade` or a list changes what follows on the connection. */
-static bool is_keep_alive(const unsigned char *bytes, const header_line *line) {
-  return NAME_IS(bytes + line->value_start, line->value_end - line->value_start, "keep-alive");
+static inline bool is_keep_alive(const unsigned char *bytes, header_line *line) {
+  trim(bytes, line);
+  return line->value_end - line->value_start == 10 && name_is(bytes + line->value_start, "keep-alive", 10);
 }
+
+/* ---- the heads -------------------------------------------------------------------------------- */
 
 bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request) {
   static const char version[] = " HTTP/1.1\r\n";
@@ -65,23 +164,32 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
   size_t target_end = cnm_text_end(bytes, 4, count, 0x21); /* what the Swift parser takes as target */
   if (target_end == 4 || count - target_end < sizeof version - 1 + 2) return false;
   if (memcmp(bytes + target_end, version, sizeof version - 1) != 0) return false;
+  control_map map;
+  map_controls(bytes, count, &map);
   cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(target_end - 4)};
   size_t at = target_end + sizeof version - 1;
   while (bytes[at] != '\r') {
     header_line line;
-    if (!read_header_line(bytes, at, count, &line)) return false;
-    const unsigned char *name = bytes + at;
-    size_t name_length = line.name_end - at, value_length = line.value_end - line.value_start;
-    if (NAME_IS(name, name_length, "host")) {
+    if (!read_header_line(bytes, &map, at, count, &line)) return false;
+    switch (line.name) {
+    case HOST: {
       /* The first Host wins in the Swift parser, unless it was empty: one non-empty Host only. */
-      if (parsed.host_offset || value_length == 0 || value_length > CNM_SIMPLE_HOST_CAPACITY) return false;
+      trim(bytes, &line);
+      size_t length = line.value_end - line.value_start;
+      if (parsed.host_offset || length == 0 || length > CNM_SIMPLE_HOST_CAPACITY) return false;
       parsed.host_offset = (uint16_t)line.value_start;
-      parsed.host_length = (uint16_t)value_length;
-    } else if (NAME_IS(name, name_length, "connection")) {
+      parsed.host_length = (uint16_t)length;
+      break;
+    }
+    case CONNECTION:
       if (!is_keep_alive(bytes, &line)) return false;
       parsed.keep_alive = 1;
-    } else if (NAME_IS(name, name_length, "content-length") || NAME_IS(name, name_length, "transfer-encoding")) {
+      break;
+    case CONTENT_LENGTH:
+    case TRANSFER_ENCODING:
       return false; /* a request body */
+    case OTHER:
+      break;
     }
     at = line.next;
     if (at == count) return false;
@@ -100,18 +208,20 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
   if (hundreds < 2 || hundreds > 9 || tens > 9 || ones > 9 || bytes[12] != ' ') return false;
   uint16_t status = (uint16_t)(hundreds * 100 + tens * 10 + ones);
   if (status == 204 || status == 304) return false;
-  size_t reason_end = field_text_end(bytes, 13, count);
+  control_map map;
+  map_controls(bytes, count, &map);
+  size_t reason_end = field_text_end(bytes, &map, 13, count);
   if (reason_end + 2 > count || bytes[reason_end] != '\r' || bytes[reason_end + 1] != '\n') return false;
   cnm_simple_response parsed = {.status = status};
   bool framed = false;
   size_t at = reason_end + 2;
   while (at < count && bytes[at] != '\r') {
     header_line line;
-    if (!read_header_line(bytes, at, count, &line)) return false;
-    const unsigned char *name = bytes + at;
-    size_t name_length = line.name_end - at;
-    if (NAME_IS(name, name_length, "content-length")) {
+    if (!read_header_line(bytes, &map, at, count, &line)) return false;
+    switch (line.name) {
+    case CONTENT_LENGTH: {
       /* One value of digits: 18 of them stay below the Swift parser's limit (2^62). */
+      trim(bytes, &line);
       size_t digits = line.value_end - line.value_start;
       if (framed || digits == 0 || digits > 18) return false;
       uint64_t value = 0;
@@ -122,10 +232,16 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
       }
       parsed.content_length = value;
       framed = true;
-    } else if (NAME_IS(name, name_length, "transfer-encoding")) {
+      break;
+    }
+    case TRANSFER_ENCODING:
       return false;
-    } else if (NAME_IS(name, name_length, "connection")) {
+    case CONNECTION:
       if (!is_keep_alive(bytes, &line)) return false;
+      break;
+    case HOST:
+    case OTHER:
+      break;
     }
     at = line.next;
   }
