@@ -2,7 +2,8 @@
  * connections stay in its table — a server that accepts and then forks serves each connection in
  * a child — but as the child's copies: their byte counts zeroed and marked inherited, so that the
  * child records one only when it moves bytes on it (`Traffic.closed`), and a child that merely
- * holds its parent's descriptors (until it execs or exits) records none of them. The handler runs
+ * holds its parent's descriptors (until it execs or exits) records none of them; the hooks stop
+ * recording their exchanges by themselves (a replay the parent armed). The handler runs
  * in the child before fork returns, with only system calls that are safe there. */
 #include "cnetmonitor.h"
 #include "cnm_records.h"
@@ -31,6 +32,10 @@ static void inherit_connections(void) {
     head->bytes_sent = 0;
     head->bytes_received = 0;
     head->inherited = 1;
+    /* The hooks' replay is the parent's: its template names the parent, and the forking thread,
+     * the child's only one, would be its owner. The child's exchanges go to Swift, which takes
+     * over what the parent left halfway and arms it again for the child. */
+    cnm_replay_stop(head);
   }
   cnm_ssl_map_clear();
 }

@@ -429,6 +429,42 @@ struct InjectionTests {
     #expect(connections.filter { $0.pid == child.pid }.count == 1, "the child's own connection only")
   }
 
+  @Test("a child that goes on with its parent's keep-alive connection: its exchanges carry its own pid")
+  func forkedChildGoesOnWithConnection() throws {
+    let (elfhook, _) = try Self.products()
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("injection")
+    defer { scratch.remove() }
+    let output = scratch.file("records.jsonl")
+    // Four exchanges in the parent arm the hooks' replay on the connection (the forking thread is
+    // the child's only one); the child's three must not be recorded from the parent's template.
+    let program = """
+      import http.client, os
+      connection = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      def get(path):
+          connection.request("GET", path)
+          connection.getresponse().read()
+      for size in (10, 11, 12, 13):
+          get(f"/bytes/{size}")
+      pid = os.fork()
+      if pid == 0:
+          for size in (20, 21, 22):
+              get(f"/bytes/{size}")
+          os._exit(0)
+      os.waitpid(pid, 0)
+      """
+    let run = try ProgramRun.run([elfhook, "run", "--output", output.path, "--", "python3", "-c", program])
+    #expect(run.status == 0, "\(run.stderr)")
+    let http = Self.httpRecords(try Self.records(in: output), port: server.port)
+    let parent = http.filter { ["/bytes/10", "/bytes/11", "/bytes/12", "/bytes/13"].contains($0.target) }
+    let child = http.filter { ["/bytes/20", "/bytes/21", "/bytes/22"].contains($0.target) }
+    try #require(parent.count == 4 && child.count == 3, "\(http.map(\.target))")
+    let parentPid = try #require(parent.first?.pid)
+    #expect(parent.allSatisfy { $0.pid == parentPid })
+    #expect(child.allSatisfy { $0.pid != parentPid && $0.status == 200 && $0.reusedConnection }, "\(child)")
+    #expect(Set(child.map(\.pid)).count == 1)
+  }
+
   @Test("a server that accepts and forks: each child records the exchanges it served on its connection")
   func forkPerConnectionServer() throws {
     let (elfhook, _) = try Self.products()
