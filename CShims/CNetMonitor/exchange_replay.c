@@ -41,10 +41,30 @@ static inline void store_u16(unsigned char *slot, uint16_t offset, uint16_t valu
   memcpy(slot + offset, &value, sizeof value);
 }
 
-/* The record of a simple exchange: the template's first line and connection, the request head
- * this exchange sent, its response's status and length, its times. Dropped and counted when the
- * queue is full, as every record. */
-static void record(const cnm_connection_head *head, uint64_t start, uint64_t first_byte, uint64_t end) {
+/* Writes the last request's head into the template after the connection's identity, as the
+ * Swift parser would have made it: an HTTPHead's scalars for a GET (Swift's), the target's and
+ * Host's lengths and `Connection: keep-alive`, and its text packed (method, target, Host). Once a
+ * request that differs from the one before, so that a request that repeats costs one copy. */
+static void write_request_head(cnm_connection_head *head) {
+  const cnm_replay_fields *fields = &cnm_replay_record_fields;
+  cnm_replay_template *template = &head->replay;
+  const cnm_simple_request *request = &head->replay_request;
+  unsigned char *http = template->record + 64 + template->identity_length;
+  memcpy(http, fields->get_scalars, fields->scalars_length);
+  store_u16(http, fields->target_length, request->target_length);
+  store_u16(http, fields->host_length, request->host_length);
+  http[fields->keep_alive] = request->keep_alive;
+  unsigned char *text = http + fields->text;
+  memcpy(text, "GET", 3);
+  memcpy(text + 3, head->replay_request_bytes + 4, request->target_length);
+  memcpy(text + 3 + request->target_length, head->replay_request_bytes + request->host_offset, request->host_length);
+  template->run_length = (uint16_t)(text + 3 + request->target_length + request->host_length - (template->record + 64));
+}
+
+/* The record of a simple exchange: the template's first line, connection and request head, its
+ * response's status and length, its times. Dropped and counted when the queue is full, as every
+ * record. */
+static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byte, uint64_t end) {
   cnm_queue *queue = cnm_records;
   if (!queue) return;
   uint64_t ticket;
@@ -55,21 +75,12 @@ static void record(const cnm_connection_head *head, uint64_t start, uint64_t fir
   }
   const cnm_replay_fields *fields = &cnm_replay_record_fields;
   const cnm_replay_template *template = &head->replay;
-  const cnm_simple_request *request = &head->replay_request;
   const cnm_simple_response *response = &head->replay_response;
+  if (!template->run_length) write_request_head(head);
   memcpy(slot, template->record, 64);
-  memcpy(slot + fields->identity, template->record + 64, template->identity_length);
-  unsigned char *http = slot + fields->request_head;
-  memcpy(http, fields->get_scalars, fields->scalars_length);
-  store_u16(http, fields->target_length, request->target_length);
-  store_u16(http, fields->host_length, request->host_length);
-  http[fields->keep_alive] = request->keep_alive;
-  unsigned char *text = http + fields->text;
-  memcpy(text, "GET", 3);
-  memcpy(text + 3, head->replay_request_bytes + 4, request->target_length);
-  memcpy(text + 3 + request->target_length, head->replay_request_bytes + request->host_offset, request->host_length);
+  memcpy(slot + fields->identity, template->record + 64, template->run_length);
   store_u16(slot, fields->status, response->status);
-  store_u64(slot, fields->request_bytes, request->length);
+  store_u64(slot, fields->request_bytes, head->replay_request.length);
   store_u64(slot, fields->response_bytes, response->length + response->content_length);
   store_u64(slot, fields->start_unix_ns, template->unix_offset + start);
   store_u64(slot, fields->duration_ns, end - start);
@@ -95,6 +106,7 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
     if (!cnm_parse_simple_request(bytes, count, &request)) return false;
     memcpy(head->replay_request_bytes, bytes, count);
     head->replay_request = request;
+    head->replay.run_length = 0; /* its head is written into the template at its record */
   }
   head->replay_start = cnm_monotonic_ns();
   return advance(head, state, CNM_REPLAY_REQUESTED, 0);

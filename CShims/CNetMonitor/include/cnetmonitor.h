@@ -495,13 +495,16 @@ enum {
   CNM_REPLAY_RESPONSE_PENDING = 8, /* stopped halfway through its response: the same */
   CNM_REPLAY_COUNT_SHIFT = 4,
 };
-#define CNM_REPLAY_RECORD_BYTES 192 /* the template: a record's first line, then the connection's part */
 #define CNM_SIMPLE_HEAD_CAPACITY 512 /* the longest head the hooks read */
 #define CNM_SIMPLE_HOST_CAPACITY 256 /* the longest Host value (HTTPHead.hostCapacity) */
+/* The template: a record's first line, its connection's identity, then its request head. */
+#define CNM_REPLAY_RECORD_BYTES (64 + 128 + CNM_SIMPLE_HEAD_CAPACITY)
 
 typedef struct cnm_replay_template {
   uint64_t unix_offset;     /* wall clock minus monotonic clock at the connection's start */
-  uint16_t identity_length; /* the connection's part: record[64 ..< 64 + identity_length] */
+  uint16_t identity_length; /* the connection's identity: record[64 ..< 64 + identity_length] (Swift's) */
+  uint16_t run_length;      /* and the last request's head after it, as a record holds it: record[64 ..<
+                               64 + run_length], one run of a slot (the hooks'); 0: not written yet */
   unsigned char record[CNM_REPLAY_RECORD_BYTES];
 } cnm_replay_template;
 

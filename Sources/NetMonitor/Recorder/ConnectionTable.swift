@@ -63,7 +63,9 @@ enum ConnectionTable {
       withUnsafeBytes(of: &get) { storage.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<scalars])) }
     }
     let identityLength = Int(fields.request_head) - Int(fields.identity)
-    precondition(64 + identityLength <= Int(CNM_REPLAY_RECORD_BYTES), "the replay's template holds a connection")
+    precondition(
+      64 + identityLength + scalars + Int(CNM_SIMPLE_HEAD_CAPACITY) <= MemoryLayout.size(ofValue: cnm_replay_template().record),
+      "the replay's template holds a record's first line, a connection and a request head")
     cnm_set_replay_fields(&fields)
   }
 

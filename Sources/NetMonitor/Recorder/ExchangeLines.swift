@@ -12,23 +12,35 @@ import CNetMonitor
 /// after the system call instead, the same lines saved nothing: their misses still delayed the
 /// slow path that follows at once (BENCHMARKS.md, "Why a record is three cache lines").
 enum ExchangeLines {
-  /// Bytes of each remembered head (``HTTPHeadMemo``, and the hooks' copies) prefetched, from its
-  /// start: a request line with a few headers, a small response head.
-  static let memoBytes = 256
+  /// Bytes of each head the hooks copied prefetched, from its start: a request line with a few
+  /// headers, a small response head. The hooks compare a simple exchange's heads with them.
+  static let copyBytes = 256
+  /// Bytes of each head the Swift parsers remembered (``HTTPHeadMemo``) prefetched: the start of
+  /// a request line. Once a connection's exchanges are simple, the hooks take them, and these
+  /// lines are for the others (fewer: the C table holds 32 lines).
+  static let memoBytes = 128
+  /// Bytes of the replay's template prefetched: a record's first line, the connection's identity
+  /// and a short request head, which a simple exchange's record copies.
+  static let templateBytes = 192
 
-  /// Offsets of the entry's lines: its head (the hooks' counters, their replay and the start of
-  /// the heads they copied), the connection's times and
+  /// Offsets of the entry's lines: its head (the hooks' counters, their replay, the start of its
+  /// template and of the heads they copied), the connection's times and
   /// identity (what a record copies), the exchanges' counters, each parser's state with its head's
   /// numbers and flags (not the text) and the start of its remembered head.
   static var entryOffsets: [Int] {
     var lines = LineSet()
     let core = MemoryLayout<ConnectionSlot>.offset(of: \.core)!
     let http = MemoryLayout<ConnectionSlot>.offset(of: \.http)!
+    let template = MemoryLayout<cnm_connection_head>.offset(of: \.replay)!
+      + MemoryLayout<cnm_replay_template>.offset(of: \.record)!
+    let heads = MemoryLayout<cnm_connection_head>.offset(of: \.replay_request)!
     let requestCopy = MemoryLayout<cnm_connection_head>.offset(of: \.replay_request_bytes)!
     let responseCopy = MemoryLayout<cnm_connection_head>.offset(of: \.replay_response_bytes)!
-    lines.cover(0, requestCopy)
-    lines.cover(requestCopy, requestCopy + memoBytes)
-    lines.cover(responseCopy, responseCopy + memoBytes)
+    lines.cover(0, template)
+    lines.cover(template, template + templateBytes)
+    lines.cover(heads, requestCopy)
+    lines.cover(requestCopy, requestCopy + copyBytes)
+    lines.cover(responseCopy, responseCopy + copyBytes)
     lines.cover(
       core + MemoryLayout<ConnectionCore>.offset(of: \.startUnixNanoseconds)!,
       core + MemoryLayout<ConnectionCore>.offset(of: \.connectStart)!)

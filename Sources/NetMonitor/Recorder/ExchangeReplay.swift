@@ -81,6 +81,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     storage.copyMemory(from: record, byteCount: 64)
     (storage + 64).copyMemory(from: UnsafeRawPointer(record) + identity, byteCount: identityLength)
     template.pointee.identity_length = UInt16(identityLength)
+    template.pointee.run_length = 0  // the hooks write the request head after it
     pointee.replay.templateSequence = sequence &+ 1
   }
 
