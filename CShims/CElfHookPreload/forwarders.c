@@ -105,23 +105,27 @@ static int start_monitor(void) {
   return current;
 }
 
-/* Where a call of forwarder `which` goes: the monitor's hook when this call started the monitor
- * or waited for it; else libc's function. */
-static void *target(int which) {
+/* Where a call of forwarder `which`, made from `caller` (its return address), goes: the monitor's
+ * hook when this call started the monitor or waited for it; else libc's function. While another
+ * thread starts the monitor, the hooks are in the images' slots before their originals are adopted
+ * (elfhook_load_monitor), so a hook's call of its original can arrive here: it goes to libc's
+ * function, or the hook would run twice for one call (and record its connection twice). */
+static void *target(int which, const void *caller) {
   int current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
   if (current == RUNNING || current == UNMONITORED || starting_here) return next_of(which);
+  if (current == STARTING && elfhook_called_from_monitor(caller)) return next_of(which);
   void *hook = start_monitor() == RUNNING ? forwarders[which].hook : NULL;
   return hook ? hook : next_of(which);
 }
 
 static int forward_connect(int fd, __CONST_SOCKADDR_ARG address, socklen_t length) {
-  return ((__typeof(connect) *)target(CONNECT))(fd, address, length);
+  return ((__typeof(connect) *)target(CONNECT, __builtin_return_address(0)))(fd, address, length);
 }
 static int forward_accept(int fd, __SOCKADDR_ARG address, socklen_t *restrict length) {
-  return ((__typeof(accept) *)target(ACCEPT))(fd, address, length);
+  return ((__typeof(accept) *)target(ACCEPT, __builtin_return_address(0)))(fd, address, length);
 }
 static int forward_accept4(int fd, __SOCKADDR_ARG address, socklen_t *restrict length, int flags) {
-  return ((__typeof(accept4) *)target(ACCEPT4))(fd, address, length, flags);
+  return ((__typeof(accept4) *)target(ACCEPT4, __builtin_return_address(0)))(fd, address, length, flags);
 }
 /* A lookup never loads the monitor: while it is not loaded, the lookup is recorded here (lookups.c);
  * while another thread loads it, the lookup waits and goes through its hook. A call without a name
@@ -129,7 +133,10 @@ static int forward_accept4(int fd, __SOCKADDR_ARG address, socklen_t *restrict l
 static int forward_getaddrinfo(const char *restrict name, const char *restrict service,
                                const struct addrinfo *restrict hints, struct addrinfo **restrict result) {
   int current = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-  if (current == STARTING) return ((__typeof(getaddrinfo) *)target(GETADDRINFO))(name, service, hints, result);
+  if (current == STARTING) {
+    __typeof(getaddrinfo) *through = (__typeof(getaddrinfo) *)target(GETADDRINFO, __builtin_return_address(0));
+    return through(name, service, hints, result);
+  }
   __typeof(getaddrinfo) *next = (__typeof(getaddrinfo) *)next_of(GETADDRINFO);
   if (current != ARMED || starting_here || !name) return next(name, service, hints, result);
   uint64_t start_unix = cnm_unix_ns(), start = cnm_monotonic_ns();

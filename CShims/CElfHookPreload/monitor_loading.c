@@ -10,6 +10,8 @@
 #define MONITOR_FILE_NAME "libElfHookMonitor.so"
 
 static char monitor_path[PATH_MAX];
+/* The load address of the monitor library, once it is loaded (elfhook_called_from_monitor). */
+static void *monitor_base;
 
 bool elfhook_locate_monitor(elfhook_log_level log) {
   Dl_info info;
@@ -59,6 +61,8 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
     if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
     return false;
   }
+  Dl_info info;
+  if (dladdr((void *)start, &info)) __atomic_store_n(&monitor_base, info.dli_fbase, __ATOMIC_RELEASE);
   cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
                          .log_level = (int)configuration->log};
   elfhook_lookups_handoff(&handoff);
@@ -69,4 +73,10 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
     forwarders[i].hook = adopt(forwarders[i].name, forwarders[i].self, forwarders[i].next);
   }
   return true;
+}
+
+bool elfhook_called_from_monitor(const void *return_address) {
+  void *base = __atomic_load_n(&monitor_base, __ATOMIC_ACQUIRE);
+  Dl_info info;
+  return base && dladdr(return_address, &info) && info.dli_fbase == base;
 }

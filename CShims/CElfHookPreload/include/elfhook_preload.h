@@ -107,6 +107,11 @@ bool elfhook_locate_monitor(elfhook_log_level log);
 bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
                           size_t count);
 
+/* Whether `return_address` is in the monitor library: a call from the monitor's hook to its original,
+ * which is still the forwarder while the monitor starts (the hooks are in place before
+ * elfhook_monitor_adopt makes their originals libc's). dladdr: called only while the monitor starts. */
+bool elfhook_called_from_monitor(const void *return_address);
+
 /* The monitor's entry points (Sources/ElfHookMonitor/MonitorEntry.swift). */
 typedef int (*elfhook_monitor_start_function)(const cnm_handoff *handoff);
 typedef void *(*elfhook_monitor_adopt_function)(const char *name, void *forwarder, void *next);
