@@ -256,8 +256,9 @@ const char *cnm_hook_name(size_t index);
 static inline void **cnm_original_slot(size_t index) { return (void **)&cnm_originals + index; }
 
 /* The hooks call originals of functions the host may not import itself (connect's hook asks
- * getsockopt for the socket type): after the rebinding, every original no slot supplied is looked
- * up by name in the global scope. */
+ * getsockopt for the socket type): every original not yet known is looked up by name in the global
+ * scope. Called before the rebinding, which then puts each slot's own original in its place: a
+ * thread that enters a hook as soon as its slot is written finds every original set. */
 void cnm_fill_missing_originals(void);
 
 /* The original of cnm_hook_names[index] becomes `next` if it is `forwarder` or unset: an LD_PRELOAD

@@ -50,8 +50,10 @@ final class HookInstallation: Sendable {
       let pairs = (0..<replacements.count).map { index in
         (symbol: String(cString: cnm_hook_name(index)), replacement: replacements[index])
       }
-      set = try RebindingSet(pairs, originalStorage: cnm_original_slot(0))
+      // Before the first slot is written: another thread may enter a hook at once, and the hooks
+      // call originals the host may not import (connect's asks getsockopt for the socket type).
       cnm_fill_missing_originals()
+      set = try RebindingSet(pairs, originalStorage: cnm_original_slot(0))
       LinkedOpenSSL.attach()
       ConnectionsAtExit.install()
     }
