@@ -3,6 +3,7 @@
 #include "elfhook_preload.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,9 @@
 #define MONITOR_FILE_NAME "libElfHookMonitor.so"
 
 static char monitor_path[PATH_MAX];
-/* The load address of the monitor library, once it is loaded (elfhook_called_from_monitor). */
-static void *monitor_base;
+/* The addresses of the monitor library's executable segments, once it is loaded
+ * (elfhook_called_from_monitor): found once, so the check takes no lock and calls nothing. */
+static uintptr_t monitor_code_start, monitor_code_end;
 
 bool elfhook_locate_monitor(elfhook_log_level log) {
   Dl_info info;
@@ -39,6 +41,25 @@ bool elfhook_locate_monitor(elfhook_log_level log) {
   return true;
 }
 
+/* dl_iterate_phdr's callback: the executable segments of the image that holds `*data`'s address. */
+static int note_code_of(struct dl_phdr_info *image, size_t size, void *data) {
+  (void)size;
+  uintptr_t inside = *(uintptr_t *)data, start = UINTPTR_MAX, end = 0;
+  for (ElfW(Half) i = 0; i < image->dlpi_phnum; i++) {
+    const ElfW(Phdr) *segment = &image->dlpi_phdr[i];
+    if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X)) continue;
+    uintptr_t low = image->dlpi_addr + segment->p_vaddr, high = low + segment->p_memsz;
+    if (low < start) start = low;
+    if (high > end) end = high;
+  }
+  if (inside < start || inside >= end) return 0;
+  monitor_code_start = start;
+  __atomic_store_n(&monitor_code_end, end, __ATOMIC_RELEASE);
+  return 1;
+}
+
+static void find_monitor_code(uintptr_t inside) { dl_iterate_phdr(note_code_of, &inside); }
+
 bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
                           size_t count) {
   /* The `elfhook run` this process was started by has ended: there is nowhere to record to. */
@@ -61,8 +82,7 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
     if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
     return false;
   }
-  Dl_info info;
-  if (dladdr((void *)start, &info)) __atomic_store_n(&monitor_base, info.dli_fbase, __ATOMIC_RELEASE);
+  find_monitor_code((uintptr_t)start);
   cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
                          .log_level = (int)configuration->log};
   elfhook_lookups_handoff(&handoff);
@@ -76,7 +96,6 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
 }
 
 bool elfhook_called_from_monitor(const void *return_address) {
-  void *base = __atomic_load_n(&monitor_base, __ATOMIC_ACQUIRE);
-  Dl_info info;
-  return base && dladdr(return_address, &info) && info.dli_fbase == base;
+  uintptr_t end = __atomic_load_n(&monitor_code_end, __ATOMIC_ACQUIRE);
+  return (uintptr_t)return_address >= monitor_code_start && (uintptr_t)return_address < end;
 }

@@ -109,7 +109,7 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
 
 /* Whether `return_address` is in the monitor library: a call from the monitor's hook to its original,
  * which is still the forwarder while the monitor starts (the hooks are in place before
- * elfhook_monitor_adopt makes their originals libc's). dladdr: called only while the monitor starts. */
+ * elfhook_monitor_adopt makes their originals libc's). */
 bool elfhook_called_from_monitor(const void *return_address);
 
 /* The monitor's entry points (Sources/ElfHookMonitor/MonitorEntry.swift). */
