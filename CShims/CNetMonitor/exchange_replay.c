@@ -112,17 +112,6 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   return advance(head, state, CNM_REPLAY_REQUESTED, 0);
 }
 
-/* The response head at the start of this call: the last one again, or a simple one read now. */
-static bool take_response_head(cnm_connection_head *head, const unsigned char *bytes, size_t available) {
-  size_t length = head->replay_response.length;
-  if (length && length <= available && memcmp(bytes, head->replay_response_bytes, length) == 0) return true;
-  cnm_simple_response response;
-  if (!cnm_parse_simple_response(bytes, available, &response)) return false;
-  memcpy(head->replay_response_bytes, bytes, response.length);
-  head->replay_response = response;
-  return true;
-}
-
 /* Its response: a simple head at the start of this call, then its body, in this call and any
  * that follow; the body is only counted, as the parser only counts a body of known length. Its
  * last byte makes the record. More than the body (the next response's bytes) is Swift's. */
@@ -132,7 +121,9 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
     size_t available;
     const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
-    if (!bytes || !take_response_head(head, bytes, available)) return false;
+    /* The response head at the start of this call: the last one again, or a simple one read now. */
+    if (!bytes || !cnm_read_simple_response(bytes, available, &head->replay_response, head->replay_response_bytes))
+      return false;
     uint64_t total = head->replay_response.length + head->replay_response.content_length;
     if (count > total) return false;
     now = cnm_monotonic_ns();

@@ -20,9 +20,10 @@
 
 /* ---- the control bytes of a head -------------------------------------------------------------- */
 
-/* Bit i % 64 of word i / 64 is set when byte i is a control byte. Words past the head's last
- * byte are never read. */
+/* Bit i % 64 of word i / 64 is set when byte `origin` + i is a control byte. Words past the
+ * head's last byte are never read. */
 typedef struct control_map {
+  size_t origin;
   uint64_t words[CNM_SIMPLE_HEAD_CAPACITY / 64];
 } control_map;
 
@@ -37,12 +38,14 @@ static inline uint64_t controls16(const unsigned char *bytes) {
 #endif
 }
 
-/* Maps the control bytes of the `count` bytes at `bytes` (16 ≤ count ≤ CNM_SIMPLE_HEAD_CAPACITY). */
-static void map_controls(const unsigned char *bytes, size_t count, control_map *map) {
-  size_t index = 0;
+/* Maps the control bytes from `origin` to `count` of the bytes at `bytes` (origin < count,
+ * 16 ≤ count ≤ CNM_SIMPLE_HEAD_CAPACITY). */
+static void map_controls(const unsigned char *bytes, size_t origin, size_t count, control_map *map) {
+  map->origin = origin;
+  size_t index = origin;
   for (; index + 64 <= count; index += 64) {
-    map->words[index / 64] = controls16(bytes + index) | controls16(bytes + index + 16) << 16 |
-                             controls16(bytes + index + 32) << 32 | controls16(bytes + index + 48) << 48;
+    map->words[(index - origin) / 64] = controls16(bytes + index) | controls16(bytes + index + 16) << 16 |
+                                        controls16(bytes + index + 32) << 32 | controls16(bytes + index + 48) << 48;
   }
   if (index == count) return;
   uint64_t word = 0;
@@ -50,19 +53,19 @@ static void map_controls(const unsigned char *bytes, size_t count, control_map *
   for (; chunk + 16 <= count; chunk += 16) word |= controls16(bytes + chunk) << (chunk - index);
   /* The last bytes, in the 16 that end at `count`: the bits of those before `chunk` are in. */
   if (chunk < count) word |= controls16(bytes + count - 16) >> (16 - (count - chunk)) << (chunk - index);
-  map->words[index / 64] = word;
+  map->words[(index - origin) / 64] = word;
 }
 
-/* The first control byte at or after `from`, or `count` when there is none. */
+/* The first control byte at or after `from` (≥ the map's origin), or `count` when there is none. */
 static inline size_t next_control(const control_map *map, size_t from, size_t count) {
   if (from >= count) return count;
-  size_t word = from / 64;
-  uint64_t bits = map->words[word] & (~(uint64_t)0 << (from % 64));
+  size_t relative = from - map->origin, word = relative / 64;
+  uint64_t bits = map->words[word] & (~(uint64_t)0 << (relative % 64));
   while (!bits) {
-    if (++word * 64 >= count) return count;
+    if (map->origin + ++word * 64 >= count) return count;
     bits = map->words[word];
   }
-  size_t at = word * 64 + (size_t)__builtin_ctzll(bits);
+  size_t at = map->origin + word * 64 + (size_t)__builtin_ctzll(bits);
   return at < count ? at : count;
 }
 
@@ -165,7 +168,7 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
   if (target_end == 4 || count - target_end < sizeof version - 1 + 2) return false;
   if (memcmp(bytes + target_end, version, sizeof version - 1) != 0) return false;
   control_map map;
-  map_controls(bytes, count, &map);
+  map_controls(bytes, 0, count, &map);
   cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(target_end - 4)};
   size_t at = target_end + sizeof version - 1;
   while (bytes[at] != '\r') {
@@ -200,38 +203,27 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
   return true;
 }
 
-bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response) {
-  size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
-  if (count < 17 || memcmp(bytes, "HTTP/1.1 ", 9) != 0) return false;
-  unsigned hundreds = bytes[9] - '0', tens = bytes[10] - '0', ones = bytes[11] - '0';
-  /* A final response with a body: not 1xx, 204 or 304. */
-  if (hundreds < 2 || hundreds > 9 || tens > 9 || ones > 9 || bytes[12] != ' ') return false;
-  uint16_t status = (uint16_t)(hundreds * 100 + tens * 10 + ones);
-  if (status == 204 || status == 304) return false;
-  control_map map;
-  map_controls(bytes, count, &map);
-  size_t reason_end = field_text_end(bytes, &map, 13, count);
-  if (reason_end + 2 > count || bytes[reason_end] != '\r' || bytes[reason_end + 1] != '\n') return false;
-  cnm_simple_response parsed = {.status = status};
-  bool framed = false;
-  size_t at = reason_end + 2;
+/* The header lines of a response head from the line at `at` to the blank line that ends it, the
+ * control bytes mapped from `at` on; `parsed` holds what the lines before `at` said. */
+static bool read_response_lines(const unsigned char *bytes, const control_map *map, size_t at, size_t count,
+                                cnm_simple_response *parsed) {
   while (at < count && bytes[at] != '\r') {
     header_line line;
-    if (!read_header_line(bytes, &map, at, count, &line)) return false;
+    if (!read_header_line(bytes, map, at, count, &line)) return false;
     switch (line.name) {
     case CONTENT_LENGTH: {
       /* One value of digits: 18 of them stay below the Swift parser's limit (2^62). */
       trim(bytes, &line);
       size_t digits = line.value_end - line.value_start;
-      if (framed || digits == 0 || digits > 18) return false;
+      if (parsed->framed_at || digits == 0 || digits > 18) return false;
       uint64_t value = 0;
       for (size_t index = line.value_start; index < line.value_end; index++) {
         unsigned digit = bytes[index] - '0';
         if (digit > 9) return false;
         value = value * 10 + digit;
       }
-      parsed.content_length = value;
-      framed = true;
+      parsed->content_length = value;
+      parsed->framed_at = (uint16_t)line.next;
       break;
     }
     case TRANSFER_ENCODING:
@@ -245,8 +237,74 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
     }
     at = line.next;
   }
-  if (!framed || at + 2 > count || bytes[at + 1] != '\n') return false;
-  parsed.length = (uint16_t)(at + 2);
+  if (!parsed->framed_at || at + 2 > count || bytes[at + 1] != '\n') return false;
+  parsed->length = (uint16_t)(at + 2);
+  return true;
+}
+
+bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response) {
+  size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
+  if (count < 17 || memcmp(bytes, "HTTP/1.1 ", 9) != 0) return false;
+  unsigned hundreds = bytes[9] - '0', tens = bytes[10] - '0', ones = bytes[11] - '0';
+  /* A final response with a body: not 1xx, 204 or 304. */
+  if (hundreds < 2 || hundreds > 9 || tens > 9 || ones > 9 || bytes[12] != ' ') return false;
+  uint16_t status = (uint16_t)(hundreds * 100 + tens * 10 + ones);
+  if (status == 204 || status == 304) return false;
+  control_map map;
+  map_controls(bytes, 0, count, &map);
+  size_t reason_end = field_text_end(bytes, &map, 13, count);
+  if (reason_end + 2 > count || bytes[reason_end] != '\r' || bytes[reason_end + 1] != '\n') return false;
+  cnm_simple_response parsed = {.status = status};
+  if (!read_response_lines(bytes, &map, reason_end + 2, count, &parsed)) return false;
   *response = parsed;
+  return true;
+}
+
+/* The index of the first byte where the `count` bytes at `a` and `b` differ, or `count`. */
+static size_t first_difference(const unsigned char *a, const unsigned char *b, size_t count) {
+  size_t index = 0;
+#if defined(__SSE2__)
+  if (count >= 16) {
+    for (; index + 16 <= count; index += 16) {
+      unsigned same = (unsigned)_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + index)), _mm_loadu_si128((const __m128i *)(b + index))));
+      if (same != 0xFFFF) return index + (size_t)__builtin_ctz(~same);
+    }
+    if (index == count) return count;
+    /* The last bytes, in the 16 that end at `count`: those it shares with the vector before are equal. */
+    index = count - 16;
+    unsigned same = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + index)), _mm_loadu_si128((const __m128i *)(b + index))));
+    return same == 0xFFFF ? count : index + (size_t)__builtin_ctz(~same);
+  }
+#endif
+  while (index < count && a[index] == b[index]) index++;
+  return index;
+}
+
+bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *last,
+                              unsigned char *last_bytes) {
+  size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
+  if (count < 17) return false; /* no response head is this short */
+  size_t shared = last->length < count ? last->length : count;
+  size_t differs = first_difference(bytes, last_bytes, shared);
+  if (last->length && differs == last->length) return true; /* the last head again */
+  /* The line the first difference is in begins after the last line feed before it (the status
+   * line ends at the first). The lines before it are the last head's, and said what they said. */
+  const unsigned char *line_feed = differs < shared ? memrchr(bytes, '\n', differs) : NULL;
+  cnm_simple_response parsed;
+  size_t at = 0;
+  if (line_feed) {
+    at = (size_t)(line_feed - bytes) + 1;
+    parsed = (cnm_simple_response){.status = last->status};
+    if (last->framed_at <= at) parsed.content_length = last->content_length, parsed.framed_at = last->framed_at;
+    control_map map;
+    map_controls(bytes, at, count, &map);
+    if (!read_response_lines(bytes, &map, at, count, &parsed)) return false;
+  } else if (!cnm_parse_simple_response(bytes, available, &parsed)) {
+    return false;
+  }
+  memcpy(last_bytes + at, bytes + at, parsed.length - at);
+  *last = parsed;
   return true;
 }

@@ -31,6 +31,30 @@ struct SimpleHeadsTests {
     return cnm_parse_simple_response(bytes, bytes.count, &fields) ? fields : nil
   }
 
+  /// The hooks' last response head on a connection: what `cnm_read_simple_response` reads the
+  /// next one after.
+  struct LastResponse {
+    var fields = cnm_simple_response()
+    var bytes = [UInt8](repeating: 0, count: Int(CNM_SIMPLE_HEAD_CAPACITY))
+
+    /// The fields read from `head` after the last head (nil when refused: then the last stays).
+    mutating func read(_ head: [UInt8]) -> cnm_simple_response? {
+      let before = self
+      guard cnm_read_simple_response(head, head.count, &fields, &bytes) else {
+        #expect(Self.same(fields, before.fields) && bytes == before.bytes, "a refused head changed the last")
+        return nil
+      }
+      #expect(bytes.prefix(Int(fields.length)) == head.prefix(Int(fields.length)))
+      return fields
+    }
+
+    static func same(_ one: cnm_simple_response?, _ other: cnm_simple_response?) -> Bool {
+      guard let one, let other else { return one == nil && other == nil }
+      return one.length == other.length && one.status == other.status && one.content_length == other.content_length
+        && one.framed_at == other.framed_at
+    }
+  }
+
   /// Whether the Swift parser reads the request `bytes` to the fields the hooks read.
   static func swiftAgrees(request bytes: [UInt8], _ fields: cnm_simple_request) -> Bool {
     var run = HTTPRun(.requests)
@@ -141,6 +165,40 @@ struct SimpleHeadsTests {
       }
       return bytes
     }
+  }
+
+  @Test("a response head read after the last one is read as if alone: from its first line that differs")
+  func responsesAfterTheLast() {
+    // A server's heads, as nginx writes them: Date, Content-Length, Last-Modified and ETag change.
+    func served(_ second: Int, _ length: Int, _ modified: Int) -> [UInt8] {
+      Array(
+        ("HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Thu, 26 Nov 2026 13:00:\(10 + second) GMT\r\n"
+          + "Content-Type: application/octet-stream\r\nContent-Length: \(length)\r\n"
+          + "Last-Modified: Wed, 25 Nov 2026 0\(modified):00:00 GMT\r\nConnection: keep-alive\r\n"
+          + "ETag: \"6925\(modified)-\(String(length, radix: 16))\"\r\nAccept-Ranges: bytes\r\n\r\nbody").utf8)
+    }
+    var last = LastResponse()
+    for (second, length, modified) in [(0, 512, 1), (0, 512, 1), (0, 7_000, 1), (1, 7_000, 2), (1, 10, 2), (2, 8_000, 3)] {
+      let head = served(second, length, modified)
+      let fields = last.read(head)
+      #expect(LastResponse.same(fields, Self.response(head)) && fields?.content_length == UInt64(length))
+    }
+    // Mutations of mutations: each read after the last one the hooks accepted, against the same
+    // head read alone; and the last unchanged by every head refused.
+    var mutations = Mutations(state: 0xD1FF)
+    var resumed = 0
+    for round in 0..<20_000 {
+      if round % 50 == 0 { last = LastResponse() }
+      let base = last.fields.length == 0
+        ? Array((Self.responses[round % Self.responses.count] + "body").utf8)
+        : Array(last.bytes.prefix(Int(last.fields.length))) + Array("body".utf8)
+      let head = mutations.mutate(base)
+      let alone = Self.response(head)
+      if last.fields.length != 0 && alone != nil { resumed += 1 }
+      let after = last.read(head)
+      #expect(LastResponse.same(after, alone), "\(String(decoding: head, as: UTF8.self).debugDescription)")
+    }
+    #expect(resumed > 2_000, "\(resumed)")
   }
 
   @Test("every mutated head the hooks accept, the Swift parser reads to the same fields")

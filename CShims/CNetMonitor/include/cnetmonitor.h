@@ -525,6 +525,7 @@ typedef struct cnm_simple_response {
   uint64_t content_length;
   uint16_t length; /* the head's bytes; 0: none read yet */
   uint16_t status;
+  uint16_t framed_at; /* where the line after its Content-Length begins */
 } cnm_simple_response;
 
 /* Read the `count` bytes at `bytes` as a simple request (the whole call), or the head at the start
@@ -532,6 +533,15 @@ typedef struct cnm_simple_response {
 bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request)
     __attribute__((visibility("hidden")));
 bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
+    __attribute__((visibility("hidden")));
+/* Reads the response head at the start of the `available` bytes at `bytes` as
+ * cnm_parse_simple_response does, and makes it the last one read on the connection (`last`, its
+ * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). The last
+ * head again costs a compare; another is read from the line where it first differs from the last
+ * (a server's heads differ in a few lines: Date, Content-Length, Last-Modified, ETag). False, and
+ * `last` unchanged, when the head is not simple. */
+bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *last,
+                              unsigned char *last_bytes)
     __attribute__((visibility("hidden")));
 
 /* Where the hooks write a record's fields (Swift's layouts: RawRecord, HTTPHead), set once before
