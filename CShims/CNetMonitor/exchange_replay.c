@@ -102,10 +102,7 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
   if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_ARMED || !bytes || available != count) return false;
   if (count != head->replay_request.length || memcmp(bytes, head->replay_request_bytes, count) != 0) {
-    cnm_simple_request request;
-    if (!cnm_parse_simple_request(bytes, count, &request)) return false;
-    memcpy(head->replay_request_bytes, bytes, count);
-    head->replay_request = request;
+    if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes)) return false;
     head->replay.run_length = 0; /* its head is written into the template at its record */
   }
   head->replay_start = cnm_monotonic_ns();

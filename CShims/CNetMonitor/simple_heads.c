@@ -161,16 +161,23 @@ static inline bool is_keep_alive(const unsigned char *bytes, header_line *line) 
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
-bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request) {
+/* The length of the request line `GET target HTTP/1.1` CRLF (4 + target + 11 bytes) that
+ * begins the `count` bytes at `bytes`, or 0 when they begin with no request line these parsers
+ * read. */
+static size_t request_line_length(const unsigned char *bytes, size_t count) {
   static const char version[] = " HTTP/1.1\r\n";
-  if (count > CNM_SIMPLE_HEAD_CAPACITY || count < 4 || memcmp(bytes, "GET ", 4) != 0) return false;
+  if (count > CNM_SIMPLE_HEAD_CAPACITY || count < 4 || memcmp(bytes, "GET ", 4) != 0) return 0;
   size_t target_end = cnm_text_end(bytes, 4, count, 0x21); /* what the Swift parser takes as target */
-  if (target_end == 4 || count - target_end < sizeof version - 1 + 2) return false;
-  if (memcmp(bytes + target_end, version, sizeof version - 1) != 0) return false;
+  if (target_end == 4 || count - target_end < sizeof version - 1 + 2) return 0;
+  if (memcmp(bytes + target_end, version, sizeof version - 1) != 0) return 0;
+  return target_end + sizeof version - 1;
+}
+
+/* The header lines of a request from the line at `at` to the blank line that ends the call;
+ * `parsed` holds what the lines before `at` said. */
+static bool read_request_lines(const unsigned char *bytes, size_t at, size_t count, cnm_simple_request *parsed) {
   control_map map;
-  map_controls(bytes, 0, count, &map);
-  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(target_end - 4)};
-  size_t at = target_end + sizeof version - 1;
+  map_controls(bytes, at, count, &map);
   while (bytes[at] != '\r') {
     header_line line;
     if (!read_header_line(bytes, &map, at, count, &line)) return false;
@@ -179,14 +186,15 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
       /* The first Host wins in the Swift parser, unless it was empty: one non-empty Host only. */
       trim(bytes, &line);
       size_t length = line.value_end - line.value_start;
-      if (parsed.host_offset || length == 0 || length > CNM_SIMPLE_HOST_CAPACITY) return false;
-      parsed.host_offset = (uint16_t)line.value_start;
-      parsed.host_length = (uint16_t)length;
+      if (parsed->host_offset || length == 0 || length > CNM_SIMPLE_HOST_CAPACITY) return false;
+      parsed->host_offset = (uint16_t)line.value_start;
+      parsed->host_length = (uint16_t)length;
       break;
     }
     case CONNECTION:
       if (!is_keep_alive(bytes, &line)) return false;
-      parsed.keep_alive = 1;
+      if (!parsed->keep_alive) parsed->keep_alive_at = (uint16_t)line.value_start;
+      parsed->keep_alive = 1;
       break;
     case CONTENT_LENGTH:
     case TRANSFER_ENCODING:
@@ -198,7 +206,14 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
     if (at == count) return false;
   }
   /* The blank line ends the head, and the head is all the call carried. */
-  if (at + 2 != count || bytes[at + 1] != '\n') return false;
+  return at + 2 == count && bytes[at + 1] == '\n';
+}
+
+bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request) {
+  size_t lines = request_line_length(bytes, count);
+  if (!lines) return false;
+  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(lines - 15)};
+  if (!read_request_lines(bytes, lines, count, &parsed)) return false;
   *request = parsed;
   return true;
 }
@@ -305,6 +320,44 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
     return false;
   }
   memcpy(last_bytes + at, bytes + at, parsed.length - at);
+  *last = parsed;
+  return true;
+}
+
+bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
+                             unsigned char *last_bytes) {
+  if (!last->length) {
+    if (!cnm_parse_simple_request(bytes, count, last)) return false;
+    memcpy(last_bytes, bytes, count);
+    return true;
+  }
+  size_t lines = request_line_length(bytes, count);
+  if (!lines) return false;
+  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(lines - 15)};
+  /* Offsets in the last head past its request line, moved to this head's: `old - last_lines + lines`. */
+  size_t last_lines = (size_t)last->target_length + 15, left = count - lines, last_left = last->length - last_lines;
+  size_t shared = left < last_left ? left : last_left;
+  size_t differs = first_difference(bytes + lines, last_bytes + last_lines, shared);
+  /* The header lines before the one the first difference is in are the last head's (`before`:
+   * where that line begins in it), and said what they said there. */
+  size_t at = count, before = last->length; /* all of them the last head's */
+  if (differs < shared || left != last_left) {
+    /* That line begins after the last line feed before it: the request line ends with one. */
+    const unsigned char *line_feed = memrchr(bytes + lines - 1, '\n', differs + 1);
+    at = (size_t)(line_feed - bytes) + 1;
+    if (at == count) return false; /* the call ends before the blank line that would end the head */
+    before = at - lines + last_lines;
+  }
+  if (last->host_offset && last->host_offset < before) {
+    parsed.host_offset = (uint16_t)(last->host_offset - last_lines + lines);
+    parsed.host_length = last->host_length;
+  }
+  if (last->keep_alive && last->keep_alive_at < before) {
+    parsed.keep_alive = 1;
+    parsed.keep_alive_at = (uint16_t)(last->keep_alive_at - last_lines + lines);
+  }
+  if (at < count && !read_request_lines(bytes, at, count, &parsed)) return false;
+  memcpy(last_bytes, bytes, count);
   *last = parsed;
   return true;
 }

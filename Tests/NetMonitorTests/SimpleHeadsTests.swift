@@ -55,6 +55,31 @@ struct SimpleHeadsTests {
     }
   }
 
+  /// The hooks' last request on a connection: what `cnm_read_simple_request` reads the next one
+  /// after.
+  struct LastRequest {
+    var fields = cnm_simple_request()
+    var bytes = [UInt8](repeating: 0, count: Int(CNM_SIMPLE_HEAD_CAPACITY))
+
+    /// The fields read from `request` after the last request (nil when refused: then the last stays).
+    mutating func read(_ request: [UInt8]) -> cnm_simple_request? {
+      let before = self
+      guard cnm_read_simple_request(request, request.count, &fields, &bytes) else {
+        #expect(Self.same(fields, before.fields) && bytes == before.bytes, "a refused request changed the last")
+        return nil
+      }
+      #expect(bytes.prefix(request.count) == request[...])
+      return fields
+    }
+
+    static func same(_ one: cnm_simple_request?, _ other: cnm_simple_request?) -> Bool {
+      guard let one, let other else { return one == nil && other == nil }
+      return one.length == other.length && one.target_length == other.target_length
+        && one.host_offset == other.host_offset && one.host_length == other.host_length
+        && one.keep_alive == other.keep_alive && one.keep_alive_at == other.keep_alive_at
+    }
+  }
+
   /// Whether the Swift parser reads the request `bytes` to the fields the hooks read.
   static func swiftAgrees(request bytes: [UInt8], _ fields: cnm_simple_request) -> Bool {
     var run = HTTPRun(.requests)
@@ -197,6 +222,38 @@ struct SimpleHeadsTests {
       if last.fields.length != 0 && alone != nil { resumed += 1 }
       let after = last.read(head)
       #expect(LastResponse.same(after, alone), "\(String(decoding: head, as: UTF8.self).debugDescription)")
+    }
+    #expect(resumed > 2_000, "\(resumed)")
+  }
+
+  @Test("a request read after the last one is read as if alone: its header lines from the first that differs")
+  func requestsAfterTheLast() {
+    // A client's requests: the target changes, the header lines stay or one changes.
+    func sent(_ target: String, _ id: Int?, connection: String = "keep-alive") -> [UInt8] {
+      Array(
+        ("GET \(target) HTTP/1.1\r\nHost: svc.test:8080\r\nUser-Agent: probe/1.0\r\nAccept: */*\r\n"
+          + "Connection: \(connection)\r\n" + (id.map { "X-Request-Id: r-\($0)\r\n" } ?? "") + "\r\n").utf8)
+    }
+    var last = LastRequest()
+    let requests = [
+      sent("/a", nil), sent("/bb?x=1", nil), sent("/", nil), sent("/c", 7), sent("/c", 12), sent("/dd/e", 1_000),
+      sent("/f", 1_000, connection: "close"), sent("/f", nil), sent("/g", nil, connection: "Keep-Alive"),
+    ]
+    for request in requests {
+      let fields = last.read(request)
+      #expect(LastRequest.same(fields, Self.request(request)), "\(String(decoding: request, as: UTF8.self))")
+    }
+    var mutations = Mutations(state: 0x0E0E)
+    var resumed = 0
+    for round in 0..<20_000 {
+      if round % 50 == 0 { last = LastRequest() }
+      let base = last.fields.length == 0
+        ? Array(Self.requests[round % Self.requests.count].utf8) : Array(last.bytes.prefix(Int(last.fields.length)))
+      let request = mutations.mutate(base)
+      let alone = Self.request(request)
+      if last.fields.length != 0 && alone != nil { resumed += 1 }
+      let after = last.read(request)
+      #expect(LastRequest.same(after, alone), "\(String(decoding: request, as: UTF8.self).debugDescription)")
     }
     #expect(resumed > 2_000, "\(resumed)")
   }

@@ -517,6 +517,7 @@ typedef struct cnm_simple_request {
   uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
   uint16_t host_length;
   uint8_t keep_alive;     /* `Connection: keep-alive` */
+  uint16_t keep_alive_at; /* where the first such value begins */
 } cnm_simple_request;
 
 /* A simple response head: `HTTP/1.1 ddd` (not 1xx, 204, 304), one Content-Length, no
@@ -534,6 +535,13 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
     __attribute__((visibility("hidden")));
 bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
     __attribute__((visibility("hidden")));
+/* Reads the request `bytes` (the whole call) as cnm_parse_simple_request does, and makes it the
+ * last one read on the connection (`last`, its bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of
+ * them; `last->length` 0: none yet). Its header lines are read from the line where they first
+ * differ from the last request's: a client's requests differ in their targets, and in few header
+ * lines if any. False, and `last` unchanged, when the request is not simple. */
+bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
+                             unsigned char *last_bytes) __attribute__((visibility("hidden")));
 /* Reads the response head at the start of the `available` bytes at `bytes` as
  * cnm_parse_simple_response does, and makes it the last one read on the connection (`last`, its
  * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). The last
