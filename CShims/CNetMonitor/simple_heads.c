@@ -9,11 +9,14 @@
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
  * so every doubt refuses.
  *
- * A head is read in one pass that maps its control bytes (below 0x20, or DEL: CR, LF, HTAB and
- * what no head may hold), 16 bytes at a time; each line then costs one vector for its name, a
- * lookup of its next control byte, and, for the four names that matter, a compare of a few
- * words. Nothing
- * here allocates, locks or touches errno. */
+ * A head read alone (a connection's first) is read in one pass that maps its control bytes
+ * (below 0x20, or DEL: CR, LF, HTAB and what no head may hold), 16 bytes at a time; each line
+ * then costs one vector for its name, a lookup of its next control byte, and, for the four names
+ * that matter, a compare of a few words. A head read after the last one on its connection is
+ * compared with it line by line, 16 bytes at a time: only the lines that differ are read (a
+ * server's Date, Content-Length and ETag; a client's target and a header or two), and what the
+ * others said is the last head's, moved to where they are now. Nothing here allocates, locks or
+ * touches errno. */
 #include <string.h>
 
 #include "cnetmonitor.h"
@@ -77,6 +80,13 @@ static inline size_t field_text_end(const unsigned char *bytes, const control_ma
   return end;
 }
 
+/* The same, without a map: for a line read alone, vectors from `from`. */
+static inline size_t field_text_end_scanned(const unsigned char *bytes, size_t from, size_t count) {
+  size_t end = cnm_text_end(bytes, from, count, 0x20);
+  while (end < count && bytes[end] == '\t') end = cnm_text_end(bytes, end + 1, count, 0x20);
+  return end;
+}
+
 /* The end of the header name at `start`: its first byte that is not a letter, digit or `-`. One
  * vector for the names of up to 15 bytes that nearly every header has. */
 static inline size_t name_end(const unsigned char *bytes, size_t start, size_t count) {
@@ -133,12 +143,12 @@ typedef struct header_line {
 } header_line;
 
 /* The header line at `start`, when it is one these parsers read: a name of letters, digits and
- * `-`, a colon, field text, CRLF. */
-static inline __attribute__((always_inline)) bool read_header_line(const unsigned char *bytes, const control_map *map, size_t start, size_t count,
-                                    header_line *line) {
+ * `-`, a colon, field text, CRLF. Its end found in `map`, or without one (NULL). */
+static inline __attribute__((always_inline)) bool read_header_line(const unsigned char *bytes, const control_map *map,
+                                                                   size_t start, size_t count, header_line *line) {
   size_t colon = name_end(bytes, start, count);
   if (colon == start || colon == count || bytes[colon] != ':') return false;
-  size_t end = field_text_end(bytes, map, colon + 1, count);
+  size_t end = map ? field_text_end(bytes, map, colon + 1, count) : field_text_end_scanned(bytes, colon + 1, count);
   if (end + 2 > count || bytes[end] != '\r' || bytes[end + 1] != '\n') return false;
   *line = (header_line){header_named(bytes + start, colon - start), colon + 1, end, end + 2};
   return true;
@@ -159,6 +169,92 @@ static inline bool is_keep_alive(const unsigned char *bytes, header_line *line) 
   return line->value_end - line->value_start == 10 && name_is(bytes + line->value_start, "keep-alive", 10);
 }
 
+/* ---- what a header line says ---------------------------------------------------------------- */
+
+/* What a request's header line says, added to `parsed`: false when the request is not one these
+ * parsers read (a body, a Connection but keep-alive, a second Host or Connection). */
+static inline bool take_request_header(const unsigned char *bytes, header_line *line, cnm_simple_request *parsed) {
+  switch (line->name) {
+  case HOST: {
+    /* The first Host wins in the Swift parser, unless it was empty: one non-empty Host only. */
+    trim(bytes, line);
+    size_t length = line->value_end - line->value_start;
+    if (parsed->host_offset || length == 0 || length > CNM_SIMPLE_HOST_CAPACITY) return false;
+    parsed->host_offset = (uint16_t)line->value_start;
+    parsed->host_length = (uint16_t)length;
+    return true;
+  }
+  case CONNECTION:
+    if (parsed->keep_alive || !is_keep_alive(bytes, line)) return false;
+    parsed->keep_alive = 1;
+    parsed->keep_alive_at = (uint16_t)line->value_start;
+    return true;
+  case CONTENT_LENGTH:
+  case TRANSFER_ENCODING:
+    return false; /* a request body */
+  default:
+    return true;
+  }
+}
+
+/* What a response's header line says, added to `parsed`: false when the response is not one these
+ * parsers read (a second or malformed Content-Length, Transfer-Encoding, a Connection but
+ * keep-alive). */
+static inline bool take_response_header(const unsigned char *bytes, header_line *line, cnm_simple_response *parsed) {
+  switch (line->name) {
+  case CONTENT_LENGTH: {
+    /* One value of digits: 18 of them stay below the Swift parser's limit (2^62). */
+    trim(bytes, line);
+    size_t digits = line->value_end - line->value_start;
+    if (parsed->framed_at || digits == 0 || digits > 18) return false;
+    uint64_t value = 0;
+    for (size_t index = line->value_start; index < line->value_end; index++) {
+      unsigned digit = bytes[index] - '0';
+      if (digit > 9) return false;
+      value = value * 10 + digit;
+    }
+    parsed->content_length = value;
+    parsed->framed_at = (uint16_t)line->next;
+    return true;
+  }
+  case TRANSFER_ENCODING:
+    return false;
+  case CONNECTION:
+    return is_keep_alive(bytes, line);
+  default:
+    return true;
+  }
+}
+
+/* What the header lines the last head had from `old_at` to `old_end` said, in this head from `at`:
+ * they are the same bytes, so only where they are differs. False when they say again what a line
+ * read in this head said (a second Host, Connection or Content-Length). */
+static inline bool take_request_lines_again(const cnm_simple_request *last, size_t old_at, size_t old_end, size_t at,
+                                            cnm_simple_request *parsed) {
+  if (last->host_offset >= old_at && last->host_offset < old_end) {
+    if (parsed->host_offset) return false;
+    parsed->host_offset = (uint16_t)(last->host_offset - old_at + at);
+    parsed->host_length = last->host_length;
+  }
+  if (last->keep_alive && last->keep_alive_at >= old_at && last->keep_alive_at < old_end) {
+    if (parsed->keep_alive) return false;
+    parsed->keep_alive = 1;
+    parsed->keep_alive_at = (uint16_t)(last->keep_alive_at - old_at + at);
+  }
+  return true;
+}
+
+static inline bool take_response_lines_again(const cnm_simple_response *last, size_t old_at, size_t old_end, size_t at,
+                                             cnm_simple_response *parsed) {
+  /* `framed_at` is where the line after the Content-Length line begins. */
+  if (last->framed_at > old_at && last->framed_at <= old_end) {
+    if (parsed->framed_at) return false;
+    parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
+    parsed->content_length = last->content_length;
+  }
+  return true;
+}
+
 /* ---- the heads -------------------------------------------------------------------------------- */
 
 /* The length of the request line `GET target HTTP/1.1` CRLF (4 + target + 11 bytes) that
@@ -173,87 +269,21 @@ static size_t request_line_length(const unsigned char *bytes, size_t count) {
   return target_end + sizeof version - 1;
 }
 
-/* The header lines of a request from the line at `at` to the blank line that ends the call;
- * `parsed` holds what the lines before `at` said. */
-static bool read_request_lines(const unsigned char *bytes, size_t at, size_t count, cnm_simple_request *parsed) {
+bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request) {
+  size_t at = request_line_length(bytes, count);
+  if (!at) return false;
+  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(at - 15)};
   control_map map;
   map_controls(bytes, at, count, &map);
   while (bytes[at] != '\r') {
     header_line line;
-    if (!read_header_line(bytes, &map, at, count, &line)) return false;
-    switch (line.name) {
-    case HOST: {
-      /* The first Host wins in the Swift parser, unless it was empty: one non-empty Host only. */
-      trim(bytes, &line);
-      size_t length = line.value_end - line.value_start;
-      if (parsed->host_offset || length == 0 || length > CNM_SIMPLE_HOST_CAPACITY) return false;
-      parsed->host_offset = (uint16_t)line.value_start;
-      parsed->host_length = (uint16_t)length;
-      break;
-    }
-    case CONNECTION:
-      if (!is_keep_alive(bytes, &line)) return false;
-      if (!parsed->keep_alive) parsed->keep_alive_at = (uint16_t)line.value_start;
-      parsed->keep_alive = 1;
-      break;
-    case CONTENT_LENGTH:
-    case TRANSFER_ENCODING:
-      return false; /* a request body */
-    case OTHER:
-      break;
-    }
+    if (!read_header_line(bytes, &map, at, count, &line) || !take_request_header(bytes, &line, &parsed)) return false;
     at = line.next;
     if (at == count) return false;
   }
   /* The blank line ends the head, and the head is all the call carried. */
-  return at + 2 == count && bytes[at + 1] == '\n';
-}
-
-bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request) {
-  size_t lines = request_line_length(bytes, count);
-  if (!lines) return false;
-  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(lines - 15)};
-  if (!read_request_lines(bytes, lines, count, &parsed)) return false;
+  if (at + 2 != count || bytes[at + 1] != '\n') return false;
   *request = parsed;
-  return true;
-}
-
-/* The header lines of a response head from the line at `at` to the blank line that ends it, the
- * control bytes mapped from `at` on; `parsed` holds what the lines before `at` said. */
-static bool read_response_lines(const unsigned char *bytes, const control_map *map, size_t at, size_t count,
-                                cnm_simple_response *parsed) {
-  while (at < count && bytes[at] != '\r') {
-    header_line line;
-    if (!read_header_line(bytes, map, at, count, &line)) return false;
-    switch (line.name) {
-    case CONTENT_LENGTH: {
-      /* One value of digits: 18 of them stay below the Swift parser's limit (2^62). */
-      trim(bytes, &line);
-      size_t digits = line.value_end - line.value_start;
-      if (parsed->framed_at || digits == 0 || digits > 18) return false;
-      uint64_t value = 0;
-      for (size_t index = line.value_start; index < line.value_end; index++) {
-        unsigned digit = bytes[index] - '0';
-        if (digit > 9) return false;
-        value = value * 10 + digit;
-      }
-      parsed->content_length = value;
-      parsed->framed_at = (uint16_t)line.next;
-      break;
-    }
-    case TRANSFER_ENCODING:
-      return false;
-    case CONNECTION:
-      if (!is_keep_alive(bytes, &line)) return false;
-      break;
-    case HOST:
-    case OTHER:
-      break;
-    }
-    at = line.next;
-  }
-  if (!parsed->framed_at || at + 2 > count || bytes[at + 1] != '\n') return false;
-  parsed->length = (uint16_t)(at + 2);
   return true;
 }
 
@@ -270,10 +300,19 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
   size_t reason_end = field_text_end(bytes, &map, 13, count);
   if (reason_end + 2 > count || bytes[reason_end] != '\r' || bytes[reason_end + 1] != '\n') return false;
   cnm_simple_response parsed = {.status = status};
-  if (!read_response_lines(bytes, &map, reason_end + 2, count, &parsed)) return false;
+  size_t at = reason_end + 2;
+  while (at < count && bytes[at] != '\r') {
+    header_line line;
+    if (!read_header_line(bytes, &map, at, count, &line) || !take_response_header(bytes, &line, &parsed)) return false;
+    at = line.next;
+  }
+  if (!parsed.framed_at || at + 2 > count || bytes[at + 1] != '\n') return false;
+  parsed.length = (uint16_t)(at + 2);
   *response = parsed;
   return true;
 }
+
+/* ---- a head read after the last one ----------------------------------------------------------- */
 
 /* The index of the first byte where the `count` bytes at `a` and `b` differ, or `count`. */
 static size_t first_difference(const unsigned char *a, const unsigned char *b, size_t count) {
@@ -297,29 +336,72 @@ static size_t first_difference(const unsigned char *a, const unsigned char *b, s
   return index;
 }
 
+/* A head read line by line beside the last one, both at the start of a line (`at` in this head,
+ * `old_at` in the last): the lines up to the next byte that differs are the last head's, and are
+ * not read again; the line that byte is in is read, and the two heads go on from their next lines.
+ * A server's heads differ in a few lines (Date, Content-Length, ETag), a client's requests in their
+ * targets and a header or two: those lines alone are read. */
+typedef struct aligned_heads {
+  const unsigned char *bytes, *old;
+  size_t at, old_at, count, old_count;
+} aligned_heads;
+
+/* Moves both heads to the start of the line in which they next differ, and returns where in the
+ * last head the lines they passed began (`*old_from`). The line is at `heads->at`; `heads->at`
+ * stays where it was when no line feed comes before the difference. */
+static inline size_t skip_same_lines(aligned_heads *heads, size_t *differs) {
+  size_t left = heads->count - heads->at, old_left = heads->old_count - heads->old_at;
+  size_t shared = left < old_left ? left : old_left;
+  *differs = first_difference(heads->bytes + heads->at, heads->old + heads->old_at, shared);
+  size_t old_from = heads->old_at;
+  const unsigned char *line_feed = *differs ? memrchr(heads->bytes + heads->at, '\n', *differs) : NULL;
+  if (line_feed) {
+    size_t passed = (size_t)(line_feed - heads->bytes) + 1 - heads->at;
+    heads->at += passed;
+    heads->old_at += passed;
+  }
+  return old_from;
+}
+
+/* Past the line read at `heads->at` (ending at `next`) and the last head's line beside it. */
+static inline void next_lines(aligned_heads *heads, size_t next) {
+  heads->at = next;
+  const unsigned char *line_feed = memchr(heads->old + heads->old_at, '\n', heads->old_count - heads->old_at);
+  heads->old_at = line_feed ? (size_t)(line_feed - heads->old) + 1 : heads->old_count;
+}
+
 bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *last,
                               unsigned char *last_bytes) {
   size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
   if (count < 17) return false; /* no response head is this short */
-  size_t shared = last->length < count ? last->length : count;
-  size_t differs = first_difference(bytes, last_bytes, shared);
-  if (last->length && differs == last->length) return true; /* the last head again */
-  /* The line the first difference is in begins after the last line feed before it (the status
-   * line ends at the first). The lines before it are the last head's, and said what they said. */
-  const unsigned char *line_feed = differs < shared ? memrchr(bytes, '\n', differs) : NULL;
-  cnm_simple_response parsed;
-  size_t at = 0;
-  if (line_feed) {
-    at = (size_t)(line_feed - bytes) + 1;
-    parsed = (cnm_simple_response){.status = last->status};
-    if (last->framed_at <= at) parsed.content_length = last->content_length, parsed.framed_at = last->framed_at;
-    control_map map;
-    map_controls(bytes, at, count, &map);
-    if (!read_response_lines(bytes, &map, at, count, &parsed)) return false;
-  } else if (!cnm_parse_simple_response(bytes, available, &parsed)) {
-    return false;
+  aligned_heads heads = {bytes, last_bytes, 0, 0, count, last->length};
+  cnm_simple_response parsed = {.status = last->status};
+  for (;;) {
+    size_t differs, at = heads.at, old_from = skip_same_lines(&heads, &differs);
+    if (heads.at == 0) { /* no last head, or its status line differs: read this one whole */
+      if (!cnm_parse_simple_response(bytes, available, &parsed)) return false;
+      break;
+    }
+    if (differs == heads.old_count - old_from) { /* the rest of the last head again */
+      if (old_from == 0) return true; /* all of it */
+      if (!take_response_lines_again(last, old_from, heads.old_count, at, &parsed) || !parsed.framed_at) return false;
+      parsed.length = (uint16_t)(at + heads.old_count - old_from);
+      break;
+    }
+    if (!take_response_lines_again(last, old_from, heads.old_at, at, &parsed)) return false;
+    if (heads.at == count) return false; /* the bytes end before the head does */
+    if (bytes[heads.at] == '\r') { /* the blank line that ends the head */
+      if (!parsed.framed_at || heads.at + 2 > count || bytes[heads.at + 1] != '\n') return false;
+      parsed.length = (uint16_t)(heads.at + 2);
+      break;
+    }
+    header_line line;
+    if (!read_header_line(bytes, NULL, heads.at, count, &line) || !take_response_header(bytes, &line, &parsed))
+      return false;
+    next_lines(&heads, line.next);
+    if (heads.at == count) return false;
   }
-  memcpy(last_bytes + at, bytes + at, parsed.length - at);
+  memcpy(last_bytes, bytes, parsed.length);
   *last = parsed;
   return true;
 }
@@ -334,29 +416,25 @@ bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simpl
   size_t lines = request_line_length(bytes, count);
   if (!lines) return false;
   cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(lines - 15)};
-  /* Offsets in the last head past its request line, moved to this head's: `old - last_lines + lines`. */
-  size_t last_lines = (size_t)last->target_length + 15, left = count - lines, last_left = last->length - last_lines;
-  size_t shared = left < last_left ? left : last_left;
-  size_t differs = first_difference(bytes + lines, last_bytes + last_lines, shared);
-  /* The header lines before the one the first difference is in are the last head's (`before`:
-   * where that line begins in it), and said what they said there. */
-  size_t at = count, before = last->length; /* all of them the last head's */
-  if (differs < shared || left != last_left) {
-    /* That line begins after the last line feed before it: the request line ends with one. */
-    const unsigned char *line_feed = memrchr(bytes + lines - 1, '\n', differs + 1);
-    at = (size_t)(line_feed - bytes) + 1;
-    if (at == count) return false; /* the call ends before the blank line that would end the head */
-    before = at - lines + last_lines;
+  aligned_heads heads = {bytes, last_bytes, lines, (size_t)last->target_length + 15, count, last->length};
+  for (;;) {
+    size_t differs, at = heads.at, old_from = skip_same_lines(&heads, &differs);
+    if (differs == heads.old_count - old_from && heads.count - at == differs) { /* the rest of the last head again */
+      if (!take_request_lines_again(last, old_from, heads.old_count, at, &parsed)) return false;
+      break;
+    }
+    if (!take_request_lines_again(last, old_from, heads.old_at, at, &parsed)) return false;
+    if (heads.at == count) return false; /* the call ends before the blank line that would end the head */
+    if (bytes[heads.at] == '\r') { /* the blank line ends the head, and the head is all the call carried */
+      if (heads.at + 2 != count || bytes[heads.at + 1] != '\n') return false;
+      break;
+    }
+    header_line line;
+    if (!read_header_line(bytes, NULL, heads.at, count, &line) || !take_request_header(bytes, &line, &parsed))
+      return false;
+    next_lines(&heads, line.next);
+    if (heads.at == count) return false;
   }
-  if (last->host_offset && last->host_offset < before) {
-    parsed.host_offset = (uint16_t)(last->host_offset - last_lines + lines);
-    parsed.host_length = last->host_length;
-  }
-  if (last->keep_alive && last->keep_alive_at < before) {
-    parsed.keep_alive = 1;
-    parsed.keep_alive_at = (uint16_t)(last->keep_alive_at - last_lines + lines);
-  }
-  if (at < count && !read_request_lines(bytes, at, count, &parsed)) return false;
   memcpy(last_bytes, bytes, count);
   *last = parsed;
   return true;

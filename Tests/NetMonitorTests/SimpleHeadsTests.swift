@@ -141,6 +141,7 @@ struct SimpleHeadsTests {
       "GET /\(String(repeating: "p", count: 500)) HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET",
       "GET / HTTP/1.1\r\nHost: h\r\n", "GET / HTTP/1.1\r\nX_Y: 1\r\n\r\n", "GET / HTTP/1.1\r\nX : 1\r\n\r\n",
       "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nX: \u{7F}\r\n\r\n",
+      "GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: keep-alive\r\n\r\n",
     ])
   func refusedRequests(text: String) {
     #expect(Self.request(Array(text.utf8)) == nil)

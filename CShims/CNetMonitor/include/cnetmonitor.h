@@ -510,7 +510,7 @@ typedef struct cnm_replay_template {
 } cnm_replay_template;
 
 /* A simple request head: `GET target HTTP/1.1`, then header lines, none of them Content-Length,
- * Transfer-Encoding or a Connection other than keep-alive; the whole call. */
+ * Transfer-Encoding, a Connection other than keep-alive or a second Connection; the whole call. */
 typedef struct cnm_simple_request {
   uint16_t length;        /* the head's bytes; 0: none read yet */
   uint16_t target_length; /* the target: bytes 4 ..< 4 + target_length */
@@ -537,16 +537,16 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
     __attribute__((visibility("hidden")));
 /* Reads the request `bytes` (the whole call) as cnm_parse_simple_request does, and makes it the
  * last one read on the connection (`last`, its bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of
- * them; `last->length` 0: none yet). Its header lines are read from the line where they first
- * differ from the last request's: a client's requests differ in their targets, and in few header
- * lines if any. False, and `last` unchanged, when the request is not simple. */
+ * them; `last->length` 0: none yet). Of its header lines only those that differ from the last
+ * request's are read: a client's requests differ in their targets, and in few header lines if
+ * any. False, and `last` unchanged, when the request is not simple. */
 bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
                              unsigned char *last_bytes) __attribute__((visibility("hidden")));
 /* Reads the response head at the start of the `available` bytes at `bytes` as
  * cnm_parse_simple_response does, and makes it the last one read on the connection (`last`, its
  * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). The last
- * head again costs a compare; another is read from the line where it first differs from the last
- * (a server's heads differ in a few lines: Date, Content-Length, Last-Modified, ETag). False, and
+ * head again costs a compare; of another, only the lines that differ from the last head's are
+ * read (a server's heads differ in a few: Date, Content-Length, Last-Modified, ETag). False, and
  * `last` unchanged, when the head is not simple. */
 bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *last,
                               unsigned char *last_bytes)
