@@ -517,7 +517,7 @@ typedef struct cnm_simple_request {
   uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
   uint16_t host_length;
   uint8_t keep_alive;     /* `Connection: keep-alive` */
-  uint16_t keep_alive_at; /* where the first such value begins */
+  uint16_t keep_alive_at; /* where its value begins */
 } cnm_simple_request;
 
 /* A simple response head: `HTTP/1.1 ddd` (not 1xx, 204, 304), one Content-Length, no
