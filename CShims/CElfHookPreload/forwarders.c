@@ -10,7 +10,9 @@
  * straight to libc's function: a function pointer taken with dlsym before or after the start (not
  * monitored, like any pointer captured outside a GOT), or the monitor's own hook calling its
  * original, which for an image loaded later can be this function. A thread that arrives while
- * another starts the monitor waits for it (a few milliseconds, once), then uses the hook. */
+ * another starts the monitor waits for it (a few milliseconds, once), then uses the hook — unless
+ * it comes from the monitor's own code: a hook whose slot was written before its original was
+ * adopted, calling that original. */
 #include "elfhook_preload.h"
 
 #include <dlfcn.h>

@@ -348,18 +348,23 @@ static size_t first_difference(const unsigned char *a, const unsigned char *b, s
   return index;
 }
 
+#if defined(__SSE2__)
+/* The line feeds among the 16 bytes at `bytes`: bit i for byte i. */
+static inline unsigned line_feeds16(const unsigned char *bytes) {
+  return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)bytes), _mm_set1_epi8('\n')));
+}
+#endif
+
 /* Where the line that holds byte `to` - 1 begins, looking back no further than `from`: after the
  * last line feed in `from` ..< `to`, else `from`. 16 bytes at a time, from the end. */
 static inline size_t line_start_before(const unsigned char *bytes, size_t from, size_t to) {
 #if defined(__SSE2__)
-  const __m128i line_feeds = _mm_set1_epi8('\n');
   for (; to >= from + 16; to -= 16) {
-    unsigned found = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(bytes + to - 16)), line_feeds));
+    unsigned found = line_feeds16(bytes + to - 16);
     if (found) return to - 16 + (size_t)(31 - __builtin_clz(found)) + 1;
   }
   if (to > from && to >= 16) { /* the 16 bytes that end at `to`, those before `from` masked off */
-    unsigned found = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(bytes + to - 16)), line_feeds));
-    found &= 0xFFFFu << (16 - (to - from)) & 0xFFFFu;
+    unsigned found = line_feeds16(bytes + to - 16) & 0xFFFFu << (16 - (to - from)) & 0xFFFFu;
     return found ? to - 16 + (size_t)(31 - __builtin_clz(found)) + 1 : from;
   }
 #endif
@@ -371,14 +376,12 @@ static inline size_t line_start_before(const unsigned char *bytes, size_t from, 
  * else `count`. */
 static inline size_t next_line_start(const unsigned char *bytes, size_t from, size_t count) {
 #if defined(__SSE2__)
-  const __m128i line_feeds = _mm_set1_epi8('\n');
   for (; from + 16 <= count; from += 16) {
-    unsigned found = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(bytes + from)), line_feeds));
+    unsigned found = line_feeds16(bytes + from);
     if (found) return from + (size_t)__builtin_ctz(found) + 1;
   }
   if (from < count && count >= 16) { /* the 16 bytes that end at `count`, those before `from` shifted out */
-    unsigned found = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(bytes + count - 16)), line_feeds));
-    found >>= 16 - (count - from);
+    unsigned found = line_feeds16(bytes + count - 16) >> (16 - (count - from));
     return found ? from + (size_t)__builtin_ctz(found) + 1 : count;
   }
 #endif
@@ -396,9 +399,9 @@ typedef struct aligned_heads {
   size_t at, old_at, count, old_count;
 } aligned_heads;
 
-/* Moves both heads to the start of the line in which they next differ, and returns where in the
- * last head the lines they passed began (`*old_from`). The line is at `heads->at`; `heads->at`
- * stays where it was when no line feed comes before the difference. */
+/* Moves both heads to the start of the line in which they next differ (`*differs`: how far from
+ * where they were that byte is), and returns where in the last head the lines they passed begin.
+ * Neither moves when no line feed comes before the difference. */
 static inline size_t skip_same_lines(aligned_heads *heads, size_t *differs) {
   size_t left = heads->count - heads->at, old_left = heads->old_count - heads->old_at;
   size_t shared = left < old_left ? left : old_left;
@@ -420,6 +423,9 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
                               unsigned char *last_bytes) {
   size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
   if (count < 17) return false; /* no response head is this short */
+  /* The last head again (a poller's answers, a server's within a second of its Date): libc's
+   * compare, twice as wide as first_difference's where the CPU has AVX2. */
+  if (last->length && last->length <= count && memcmp(bytes, last_bytes, last->length) == 0) return true;
   aligned_heads heads = {bytes, last_bytes, 0, 0, count, last->length};
   cnm_simple_response parsed = {.status = last->status};
   for (;;) {
@@ -429,7 +435,6 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
       break;
     }
     if (differs == heads.old_count - old_from) { /* the rest of the last head again */
-      if (old_from == 0) return true; /* all of it */
       if (!take_response_lines_again(last, old_from, heads.old_count, at, &parsed) || !parsed.framed_at) return false;
       parsed.length = (uint16_t)(at + heads.old_count - old_from);
       break;
