@@ -7,7 +7,7 @@
  * X-Request-Id change). MODE: `alone` (every head read as a connection's first) or `after` (each
  * read after the last on its connection, as the hooks do). Every round's heads differ from the
  * round before's. Prints how many heads were accepted: all of them. */
-#include "cnetmonitor.h"
+#include "cnm_simple_heads.h"
 
 #include <stdio.h>
 #include <stdlib.h>

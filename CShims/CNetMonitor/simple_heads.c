@@ -1,4 +1,4 @@
-/* The two HTTP/1.1 heads the hooks record an exchange from by themselves (see cnetmonitor.h):
+/* The two HTTP/1.1 heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
  * a GET request that is its head alone, and a response framed by its Content-Length.
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
@@ -17,9 +17,11 @@
  * server's Date, Content-Length and ETag; a client's target and a header or two), and what the
  * others said is the last head's, moved to where they are now. Nothing here allocates, locks or
  * touches errno. */
+#include "cnm_simple_heads.h"
+
 #include <string.h>
 
-#include "cnetmonitor.h"
+#include "cnm_http_scan.h"
 
 /* ---- the control bytes of a head -------------------------------------------------------------- */
 

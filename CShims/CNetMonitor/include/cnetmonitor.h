@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cnm_http_scan.h"
+#include "cnm_simple_heads.h"
 
 /* ---- atomics on plain fields (the connection table lives in mmap'ed memory) ------------------ */
 
@@ -496,8 +497,6 @@ enum {
   CNM_REPLAY_RESPONSE_PENDING = 8, /* stopped halfway through its response: the same */
   CNM_REPLAY_COUNT_SHIFT = 4,
 };
-#define CNM_SIMPLE_HEAD_CAPACITY 512 /* the longest head the hooks read */
-#define CNM_SIMPLE_HOST_CAPACITY 256 /* the longest Host value (HTTPHead.hostCapacity) */
 /* The template: a record's first line, its connection's identity, then its request head. */
 #define CNM_REPLAY_RECORD_BYTES (64 + 128 + CNM_SIMPLE_HEAD_CAPACITY)
 
@@ -508,49 +507,6 @@ typedef struct cnm_replay_template {
                                64 + run_length], one run of a slot (the hooks'); 0: not written yet */
   unsigned char record[CNM_REPLAY_RECORD_BYTES];
 } cnm_replay_template;
-
-/* A simple request head: `GET target HTTP/1.1`, then header lines, none of them Content-Length,
- * Transfer-Encoding, a Connection other than keep-alive or a second Connection; the whole call. */
-typedef struct cnm_simple_request {
-  uint16_t length;        /* the head's bytes; 0: none read yet */
-  uint16_t target_length; /* the target: bytes 4 ..< 4 + target_length */
-  uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
-  uint16_t host_length;
-  uint8_t keep_alive;     /* `Connection: keep-alive` */
-  uint16_t keep_alive_at; /* where its value begins */
-} cnm_simple_request;
-
-/* A simple response head: `HTTP/1.1 ddd` (not 1xx, 204, 304), one Content-Length, no
- * Transfer-Encoding, no Connection other than keep-alive. */
-typedef struct cnm_simple_response {
-  uint64_t content_length;
-  uint16_t length; /* the head's bytes; 0: none read yet */
-  uint16_t status;
-  uint16_t framed_at; /* where the line after its Content-Length begins */
-} cnm_simple_response;
-
-/* Read the `count` bytes at `bytes` as a simple request (the whole call), or the head at the start
- * of the `available` bytes at `bytes` as a simple response: true and the fields when they are one. */
-bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request)
-    __attribute__((visibility("hidden")));
-bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
-    __attribute__((visibility("hidden")));
-/* Reads the request `bytes` (the whole call) as cnm_parse_simple_request does, and makes it the
- * last one read on the connection (`last`, its bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of
- * them; `last->length` 0: none yet). Of its header lines only those that differ from the last
- * request's are read: a client's requests differ in their targets, and in few header lines if
- * any. False, and `last` unchanged, when the request is not simple. */
-bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
-                             unsigned char *last_bytes) __attribute__((visibility("hidden")));
-/* Reads the response head at the start of the `available` bytes at `bytes` as
- * cnm_parse_simple_response does, and makes it the last one read on the connection (`last`, its
- * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). The last
- * head again costs a compare; of another, only the lines that differ from the last head's are
- * read (a server's heads differ in a few: Date, Content-Length, Last-Modified, ETag). False, and
- * `last` unchanged, when the head is not simple. */
-bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *last,
-                              unsigned char *last_bytes)
-    __attribute__((visibility("hidden")));
 
 /* Where the hooks write a record's fields (Swift's layouts: RawRecord, HTTPHead), set once before
  * any connection is tracked. Offsets in a record slot but for the four in its request head. */

@@ -1,0 +1,59 @@
+/* The two HTTP/1.1 heads the hooks record an exchange from by themselves (simple_heads.c; what
+ * they do with them: "simple exchanges" in cnetmonitor.h): a GET request that is its head alone,
+ * and a response framed by its Content-Length. Each is read whole (a connection's first), or after
+ * the last one read on its connection, of which only the lines that differ. Nothing here
+ * allocates, locks or touches errno. */
+#ifndef CNM_SIMPLE_HEADS_H
+#define CNM_SIMPLE_HEADS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CNM_SIMPLE_HEAD_CAPACITY 512 /* the longest head the hooks read */
+#define CNM_SIMPLE_HOST_CAPACITY 256 /* the longest Host value (HTTPHead.hostCapacity) */
+
+/* A simple request head: `GET target HTTP/1.1`, then header lines, none of them Content-Length,
+ * Transfer-Encoding, a Connection other than keep-alive or a second Connection; the whole call. */
+typedef struct cnm_simple_request {
+  uint16_t length;        /* the head's bytes; 0: none read yet */
+  uint16_t target_length; /* the target: bytes 4 ..< 4 + target_length */
+  uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
+  uint16_t host_length;
+  uint8_t keep_alive;     /* `Connection: keep-alive` */
+  uint16_t keep_alive_at; /* where its value begins */
+} cnm_simple_request;
+
+/* A simple response head: `HTTP/1.1 ddd` (not 1xx, 204, 304), one Content-Length, no
+ * Transfer-Encoding, no Connection other than keep-alive. */
+typedef struct cnm_simple_response {
+  uint64_t content_length;
+  uint16_t length; /* the head's bytes; 0: none read yet */
+  uint16_t status;
+  uint16_t framed_at; /* where the line after its Content-Length begins */
+} cnm_simple_response;
+
+/* Read the `count` bytes at `bytes` as a simple request (the whole call), or the head at the start
+ * of the `available` bytes at `bytes` as a simple response: true and the fields when they are one. */
+bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request)
+    __attribute__((visibility("hidden")));
+bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
+    __attribute__((visibility("hidden")));
+/* Reads the request `bytes` (the whole call) as cnm_parse_simple_request does, and makes it the
+ * last one read on the connection (`last`, its bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of
+ * them; `last->length` 0: none yet). Of its header lines only those that differ from the last
+ * request's are read: a client's requests differ in their targets, and in few header lines if
+ * any. False, and `last` unchanged, when the request is not simple. */
+bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
+                             unsigned char *last_bytes) __attribute__((visibility("hidden")));
+/* Reads the response head at the start of the `available` bytes at `bytes` as
+ * cnm_parse_simple_response does, and makes it the last one read on the connection (`last`, its
+ * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). The last
+ * head again costs a compare; of another, only the lines that differ from the last head's are
+ * read (a server's heads differ in a few: Date, Content-Length, Last-Modified, ETag). False, and
+ * `last` unchanged, when the head is not simple. */
+bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *last,
+                              unsigned char *last_bytes)
+    __attribute__((visibility("hidden")));
+
+#endif
