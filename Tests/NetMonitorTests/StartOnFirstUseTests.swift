@@ -90,6 +90,36 @@ extension InjectionTests {
     #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/7"])
   }
 
+  @Test("a connect to a unix socket does not load the monitor; the first internet connect does")
+  func unixSocketsDoNotLoadTheMonitor() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("injection")
+    defer { scratch.remove() }
+    let program = """
+      import socket
+      def monitor_loaded():
+          return "libElfHookMonitor.so" in open("/proc/self/maps").read()
+      listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+      listener.bind("\(scratch.url.path)/local.sock")
+      listener.listen(1)
+      local = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+      local.connect("\(scratch.url.path)/local.sock")
+      peer, _ = listener.accept()
+      local.sendall(b"ping")
+      print("unix:", peer.recv(4), monitor_loaded())
+      s = socket.create_connection(("127.0.0.1", \(server.port)))
+      print("after connect:", monitor_loaded())
+      s.sendall(b"GET /bytes/3 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\nConnection: close\\r\\n\\r\\n")
+      while s.recv(4096): pass
+      s.close()
+      """
+    let (run, rings) = try Self.injectedPython(program, in: scratch)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(String(decoding: run.stdout, as: UTF8.self) == "unix: b'ping' False\nafter connect: True\n")
+    try #require(rings.count == 1)
+    #expect(Self.httpRecords(rings[0].records, port: server.port).map(\.target) == ["/bytes/3"])
+  }
+
   @Test("many lookups and no connection: every one recorded (the ring's blocks are reserved as it fills)")
   func manyLookups() throws {
     let scratch = try TemporaryDirectory("injection")

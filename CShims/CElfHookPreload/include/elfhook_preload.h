@@ -6,8 +6,9 @@
  * never repay. So nothing is started before main: the constructor reads the ELFHOOK_* variables
  * and reports a bad one, and the library exports the calls a network transaction begins with
  * (connect, accept, accept4, getaddrinfo), which the dynamic linker binds to it ahead of libc. The
- * first connect or accept loads the monitor (libElfHookMonitor.so, beside this library), whose
- * engine rewrites the GOT slots of every image, and then goes through the monitor's hook: from then
+ * first internet connect or accept (IPv4, IPv6: a unix socket's never makes a record) loads the
+ * monitor (libElfHookMonitor.so, beside this library), whose engine rewrites the GOT slots of every
+ * image, and then goes through the monitor's hook: from then
  * on the process's calls reach the monitor's hooks through their GOT slots, never through here.
  * Lookups before that are recorded here, in C, without loading the monitor. A process that changes
  * its user id or its root directory (setuid and family, chroot: also exported) starts the monitor
