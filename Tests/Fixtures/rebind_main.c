@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <unistd.h>
 
 int target_add(int a, int b);
 int target_add_twice(int a, int b);
@@ -96,6 +97,23 @@ static int skip_main_program(const elfhook_image *image, void *context) {
   return !image->is_main_program;
 }
 
+/* The lines of /proc/self/maps of the mappings whose path holds `name`, joined, in `text`: what a
+ * rebinding must leave as it found it (pages made writable for it are put back, and with them the
+ * mappings it split). */
+static void mappings_of(const char *name, char *text, size_t size) {
+  FILE *maps = fopen("/proc/self/maps", "r");
+  size_t used = 0;
+  text[0] = 0;
+  char line[4096];
+  while (maps && fgets(line, sizeof line, maps)) {
+    size_t length = strlen(line);
+    if (!strstr(line, name) || used + length >= size) continue;
+    memcpy(text + used, line, length + 1);
+    used += length;
+  }
+  if (maps) fclose(maps);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s PLUGIN.so\n", argv[0]);
@@ -128,7 +146,18 @@ int main(int argc, char **argv) {
   /* Every image, before the first call through a lazy slot: the hook must survive its first calls
    * (the original handed back is never the PLT stub that would run the resolver). */
   struct rebinding add_hook = {"target_add", (void *)hook_add, (void **)&original_add};
+  static char program_before[8192], program_after[8192], library_before[8192], library_after[8192];
+  char program[4096];
+  ssize_t program_length = readlink("/proc/self/exe", program, sizeof program - 1);
+  CHECK(program_length > 0);
+  program[program_length > 0 ? program_length : 0] = 0;
+  mappings_of(program, program_before, sizeof program_before);
+  mappings_of("libtarget.so", library_before, sizeof library_before);
   CHECK_OK(rebind_symbols(&add_hook, 1));
+  mappings_of(program, program_after, sizeof program_after);
+  mappings_of("libtarget.so", library_after, sizeof library_after);
+  CHECK(program_before[0] && strcmp(program_before, program_after) == 0);
+  CHECK(library_before[0] && strcmp(library_before, library_after) == 0);
   CHECK(original_add != NULL && original_add != hook_add);
   for (int i = 0; i < 3; i++) CHECK(target_add(1, 2) == 1003);
   CHECK(original_add(1, 2) == 3);

@@ -136,23 +136,30 @@ void eh_forget_image(const eh_image *image);
 #define EH_MAX_OPEN_PAGES 32
 
 /* The page protections of the process, read from /proc/self/maps at most once per batch of writes
- * and only when a write meets a page the loader left read-only; and the pages made writable for
- * the batch, each opened once however many of its slots are written. */
+ * and only when a write meets a page the loader left read-only; and the runs of pages made
+ * writable for the batch, each opened once however many of its slots are written. */
 typedef struct eh_protection_map {
   struct eh_mapping { uintptr_t start, end; int protection; } *mappings;
   size_t count;
   bool loaded;
-  struct eh_open_page { void *page; int prior; const char *path; } open[EH_MAX_OPEN_PAGES];
+  struct eh_open_pages { uintptr_t start, end; int prior; const char *path; } open[EH_MAX_OPEN_PAGES];
   size_t open_count;
 } eh_protection_map;
 
+/* Makes writable, before a batch stores into `count` slots of `image`, the read-only pages that
+ * hold them: each run of adjacent pages with the same protection in one mprotect (and one more to
+ * put it back), where a page at a time split and merged the mapping twice a page (~7 µs a page
+ * here: 38 pages in a curl's first rebinding). Pages it cannot take (more than it has room for)
+ * are left to eh_slot_store. */
+int eh_protection_open(eh_protection_map *map, const eh_image *image, void **const *slots,
+                       const char *const *symbols, size_t count);
 /* Stores `value` in `slot` of `image` with one atomic pointer store: directly when the loader left
- * the page writable, otherwise after making the page writable (it stays so until
- * eh_protection_restore, which the caller runs before it leaves the image's dl_iterate_phdr
- * callback). */
+ * the page writable or a run holding it is open, otherwise after making the page writable (it
+ * stays so until eh_protection_restore, which the caller runs before it leaves the image's
+ * dl_iterate_phdr callback). */
 int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, void *value,
                   const char *symbol);
-/* Puts back the exact prior protection of every page eh_slot_store opened. */
+/* Puts back the exact prior protection of every run of pages opened. */
 int eh_protection_restore(eh_protection_map *map);
 void eh_protection_map_free(eh_protection_map *map);
 

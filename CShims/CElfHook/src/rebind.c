@@ -70,13 +70,37 @@ typedef struct guarded_pass {
   int status;
 } guarded_pass;
 
+static bool in_visited_image(const slot_access *access, const struct dl_phdr_info *info) {
+  return access->wanted && access->image->load_bias == info->dlpi_addr && access->image->phdr == info->dlpi_phdr;
+}
+
+/* Opens the read-only pages of the slots this pass writes in the image `info` names, adjacent ones
+ * together (eh_protection_open); those beyond its first OPENED_TOGETHER are opened as they come. */
+enum { OPENED_TOGETHER = 128 };
+static void open_pages_of(guarded_pass *pass, const struct dl_phdr_info *info) {
+  void **slots[OPENED_TOGETHER];
+  const char *names[OPENED_TOGETHER];
+  const eh_image *image = NULL;
+  size_t count = 0;
+  for (size_t i = 0; i < pass->count && count < OPENED_TOGETHER; i++) {
+    slot_access *access = &pass->accesses[i];
+    if (!in_visited_image(access, info)) continue;
+    image = access->image;
+    slots[count] = access->slot.address;
+    names[count++] = access->slot.name;
+  }
+  if (!count) return;
+  int status = eh_protection_open(&pass->protections, image, slots, names, count);
+  if (status != ELFHOOK_OK) pass->status = status;
+}
+
 static int guarded_visit(struct dl_phdr_info *info, size_t size, void *context) {
   (void)size;
   guarded_pass *pass = context;
+  if (pass->write) open_pages_of(pass, info);
   for (size_t i = 0; i < pass->count; i++) {
     slot_access *access = &pass->accesses[i];
-    if (!access->wanted || access->image->load_bias != info->dlpi_addr || access->image->phdr != info->dlpi_phdr)
-      continue;
+    if (!in_visited_image(access, info)) continue;
     void **slot = access->slot.address;
     void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!pass->write) {

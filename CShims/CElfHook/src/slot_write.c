@@ -7,7 +7,8 @@
  * honours page protection (EFAULT when read-only); where that call is refused (seccomp), the page's
  * line of /proc/self/maps says it, at ~200 µs per read instead of ~1 µs. A page is opened once per
  * image and batch, however many of its slots are written, and closed before the batch leaves the
- * image. The store itself is one aligned
+ * image; adjacent pages with the same protection are opened and closed together (eh_protection_open),
+ * as each mprotect of part of a mapping splits it, and putting it back merges it. The store itself is one aligned
  * pointer-sized atomic store, so a thread calling through the slot at that instant reaches either
  * the old or the new function. */
 #include "engine_private.h"
@@ -127,27 +128,68 @@ static bool loader_left_writable(const eh_image *image, uintptr_t address) {
 
 int eh_protection_restore(eh_protection_map *map) {
   int status = ELFHOOK_OK;
-  long page_size = sysconf(_SC_PAGESIZE);
   for (size_t i = 0; i < map->open_count; i++) {
-    struct eh_open_page *open = &map->open[i];
-    if (mprotect(open->page, (size_t)page_size, open->prior) != 0)
-      status = elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, restore) in %s: %s", open->page,
-                                 page_size, open->path, strerror(errno));
+    struct eh_open_pages *open = &map->open[i];
+    if (mprotect((void *)open->start, open->end - open->start, open->prior) != 0)
+      status = elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %zu, restore) in %s: %s", (void *)open->start,
+                                 (size_t)(open->end - open->start), open->path, strerror(errno));
   }
   map->open_count = 0;
   return status;
 }
 
-static bool is_open(const eh_protection_map *map, void *page) {
+static bool is_open(const eh_protection_map *map, uintptr_t page) {
   for (size_t i = 0; i < map->open_count; i++)
-    if (map->open[i].page == page) return true;
+    if (page >= map->open[i].start && page < map->open[i].end) return true;
   return false;
+}
+
+/* Makes [start, end) writable, keeping `prior` to put back. */
+static int open_pages(eh_protection_map *map, const eh_image *image, uintptr_t start, uintptr_t end, int prior,
+                      const char *symbol) {
+  if (mprotect((void *)start, end - start, prior | PROT_WRITE) != 0)
+    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %zu, +W) for '%s' in %s: %s", (void *)start,
+                             (size_t)(end - start), symbol, image->path, strerror(errno));
+  map->open[map->open_count++] = (struct eh_open_pages){start, end, prior, image->path};
+  return ELFHOOK_OK;
+}
+
+int eh_protection_open(eh_protection_map *map, const eh_image *image, void **const *slots,
+                       const char *const *symbols, size_t count) {
+  uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+  struct page_to_open { uintptr_t page; size_t slot; int prior; } pages[EH_MAX_OPEN_PAGES];
+  size_t found = 0, room = EH_MAX_OPEN_PAGES - map->open_count;
+  for (size_t i = 0; i < count && found < room; i++) {
+    uintptr_t address = (uintptr_t)slots[i], page = address & ~(page_size - 1);
+    if (loader_left_writable(image, address) || is_open(map, page)) continue;
+    size_t at = found; /* in address order: insertion */
+    while (at > 0 && pages[at - 1].page > page) at--;
+    if (at > 0 && pages[at - 1].page == page) continue;
+    memmove(&pages[at + 1], &pages[at], (found - at) * sizeof pages[0]);
+    pages[at] = (struct page_to_open){page, i, 0};
+    found++;
+  }
+  for (size_t i = 0; i < found; i++) {
+    pages[i].prior = current_protection(map, image, slots[pages[i].slot], symbols[pages[i].slot]);
+    if (pages[i].prior < 0) return pages[i].prior;
+  }
+  for (size_t first = 0, last; first < found; first = last + 1) {
+    for (last = first; last + 1 < found && pages[last + 1].page == pages[last].page + page_size &&
+                       pages[last + 1].prior == pages[first].prior;
+         last++) {
+    }
+    if (pages[first].prior & PROT_WRITE) continue; /* writable already: stored into as it is */
+    int status = open_pages(map, image, pages[first].page, pages[last].page + page_size, pages[first].prior,
+                            symbols[pages[first].slot]);
+    if (status != ELFHOOK_OK) return status;
+  }
+  return ELFHOOK_OK;
 }
 
 int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, void *value, const char *symbol) {
   uintptr_t address = (uintptr_t)slot;
-  long page_size = sysconf(_SC_PAGESIZE);
-  void *page = (void *)(address & ~((uintptr_t)page_size - 1));
+  uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t page = address & ~(page_size - 1);
   if (loader_left_writable(image, address) || is_open(map, page)) {
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     return ELFHOOK_OK;
@@ -162,10 +204,8 @@ int eh_slot_store(eh_protection_map *map, const eh_image *image, void **slot, vo
     int status = eh_protection_restore(map);
     if (status != ELFHOOK_OK) return status;
   }
-  if (mprotect(page, (size_t)page_size, prior | PROT_WRITE) != 0)
-    return elfhook_set_error(ELFHOOK_ERR_PROTECTION, "mprotect(%p, %ld, +W) for '%s' in %s: %s", page,
-                             page_size, symbol, image->path, strerror(errno));
-  map->open[map->open_count++] = (struct eh_open_page){page, prior, image->path};
+  int status = open_pages(map, image, page, page + page_size, prior, symbol);
+  if (status != ELFHOOK_OK) return status;
   __atomic_store_n(slot, value, __ATOMIC_RELEASE);
   return ELFHOOK_OK;
 }
