@@ -7,10 +7,10 @@
  * honours page protection (EFAULT when read-only); where that call is refused (seccomp), the page's
  * line of /proc/self/maps says it, at ~200 µs per read instead of ~1 µs. A page is opened once per
  * image and batch, however many of its slots are written, and closed before the batch leaves the
- * image; adjacent pages with the same protection are opened and closed together (eh_protection_open),
- * as each mprotect of part of a mapping splits it, and putting it back merges it. The store itself is one aligned
- * pointer-sized atomic store, so a thread calling through the slot at that instant reaches either
- * the old or the new function. */
+ * image; adjacent pages with the same protection are opened and closed together
+ * (eh_protection_open), as each mprotect of part of a mapping splits it, and putting it back
+ * merges it. The store itself is one aligned pointer-sized atomic store, so a thread calling
+ * through the slot at that instant reaches either the old or the new function. */
 #include "engine_private.h"
 
 #include <errno.h>
