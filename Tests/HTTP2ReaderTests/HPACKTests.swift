@@ -193,11 +193,26 @@ struct HPACKEdgeTests {
     #expect(Self.decodeOne("04 81 1d").status == CH2_HPACK_BAD_HUFFMAN)  // 'a' + 101
     #expect(Self.decodeOne("04 81 00").status == CH2_HPACK_BAD_HUFFMAN)  // '0' + 000
     #expect(Self.decodeOne("04 80").fields.path_length == 0)  // empty Huffman string
-    // In a name, and in a value the table keeps (decoded there), errors count too.
-    #expect(Self.decodeOne("00 81 1d 01 61").status == CH2_HPACK_BAD_HUFFMAN)
+    // In a name or a value the table keeps (decoded there), errors count too.
+    #expect(Self.decodeOne("40 81 1d 01 61").status == CH2_HPACK_BAD_HUFFMAN)  // incremental, literal name
     #expect(Self.decodeOne("7a 81 1d").status == CH2_HPACK_BAD_HUFFMAN)  // user-agent, incremental
-    // A value neither recorded nor kept is skipped without being decoded.
+    // A name or value neither recorded nor kept is skipped without being decoded.
     #expect(Self.decodeOne("0f2b 81 1d").status == CH2_OK)  // user-agent (58), without indexing
+    #expect(Self.decodeOne("00 81 1d 01 61").status == CH2_OK)  // a literal name, without indexing
+  }
+
+  @Test("a Huffman-coded literal name is known by its encoding: every recorded name, and none other")
+  func huffmanNames() {
+    // A literal name without indexing (0x00), Huffman-coded by the reference encoder, its value
+    // "200" raw: recorded under its field when the name is one the decoder records.
+    let recorded = [":authority", ":method", ":path", ":scheme", ":status", "content-type", "grpc-message", "grpc-status", "host"]
+    let nothing = ch2_fields.empty().line
+    for name in recorded + ["etag", "accept-ranges", "content-types", "Content-Type", "hos", ""] {
+      let encoded = HuffmanReference.encode(Array(name.utf8))
+      let (status, fields) = HPACKDecoder().decode([0x00] + Self.literal(encoded, huffman: true) + Self.literal("200"))
+      #expect(status == CH2_OK, "\(name)")
+      #expect((fields.line != nothing) == recorded.contains(name), "\(name): \(fields.line)")
+    }
   }
 
   @Test("Huffman: every byte value round-trips through the RFC's code")
