@@ -14,8 +14,8 @@ turns: a turn continues one of them for WINDOW_S seconds and stops it again. The
 `wrk -t2 -c32` on URL_PATH's URL; with PLAIN_URL, INJECTED_URL and LOAD, it is the
 command LOAD with the server's URL as its last argument (e.g. `h2load -c16 -m10 -D 3600` against
 an HTTP/2 listener, the counter staying on the HTTP/1.x port), `{port}` in any of LOAD's arguments
-replaced by the port of that URL (a file of the server's own URLs: `h2load -i uris-{port}.txt`). The pairs of turns go plain then
-injected, then injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
+replaced by the port of that URL (a file of the server's own URLs: `h2load -i uris-{port}.txt`).
+The pairs of turns go plain then injected, then injected then plain (ABBA), so that a drift within a pair falls on both alike. A turn's requests
 are read from the server's own counter (stub_status's "requests", one connection kept open to
 it; the reading itself is not counted), 10 ms after the load stopped so that its last requests
 are counted where they were sent.
