@@ -317,10 +317,25 @@ static ch2_status decode_literal(string_literal literal, ch2_output output, size
 /* ---- the memo of Huffman strings (ch2_hpack_decoder) ---------------------------------------------- */
 
 /* The memo is two-way: a Huffman string of `length` bytes (1 to CH2_HPACK_MEMO_ENCODED) goes in
- * one of the two slots of its set, the one used less recently (`memo_recent`: a bit per slot). */
+ * one of the two slots of its set, the one used less recently (`memo_recent`: a bit per slot).
+ * The set is a hash of the string's first and last 8 bytes (overlapping when shorter than 16;
+ * zero-extended below 8) and its length, multiplied so that every bit moves the top ones: the
+ * strings a server repeats look alike (nginx's `date` and `last-modified`, each 22 bytes of one
+ * format, and its `server`), and a hash of a few bytes put all three in one set, where each
+ * evicted the next, every response. */
 static unsigned memo_set(const uint8_t *bytes, uint32_t length) {
-  return (length + 3u * bytes[0] + 5u * bytes[length / 2] + 7u * bytes[length - 1]) & (CH2_HPACK_MEMO_SLOTS / 2 - 1);
+  uint64_t first = 0, last = 0;
+  if (length >= 8) {
+    memcpy(&first, bytes, 8);
+    memcpy(&last, bytes + length - 8, 8);
+  } else {
+    memcpy(&first, bytes, length);
+  }
+  uint64_t hash = (first * 0x9e3779b97f4a7c15u) ^ ((last + length) * 0xc2b2ae3d27d4eb4fu);
+  hash *= 0x9e3779b97f4a7c15u;
+  return (unsigned)(hash >> 60) & (CH2_HPACK_MEMO_SLOTS / 2 - 1);
 }
+_Static_assert(CH2_HPACK_MEMO_SLOTS / 2 <= 16, "memo_set takes the hash's top 4 bits");
 
 /* Whether memo slot `slot` holds the Huffman string `literal`. */
 static int memo_holds(const ch2_hpack_decoder *decoder, unsigned slot, string_literal literal) {
@@ -662,27 +677,52 @@ static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *re
   memcpy(decoder->replay_block, block, length);
   decoder->replay_length = (uint32_t)length;
   decoder->replay_inserts = (uint16_t)recorder->inserted; /* at most CH2_HPACK_MAX_ENTRIES */
+  decoder->replay_size = recorder->inserted_size;
   copy_fields(&decoder->replay_fields, fields);
 }
 
-/* Decodes the kept block again: inserts copies of the entries it inserted, oldest first (the
- * oldest is entry replay_inserts, before each copy and after), and says its fields. */
-static void replay(ch2_hpack_decoder *decoder, ch2_fields *fields) {
-  for (uint32_t i = 0; i < decoder->replay_inserts; i++) {
-    const struct ch2_hpack_entry *entry = entry_at(decoder, decoder->replay_inserts);
-    uint32_t name_length = entry->name_length, value_length = entry->value_length, field = entry->field;
-    uint32_t from = entry->offset, to = decoder->byte_head, left = name_length + value_length;
-    while (left > 0) { /* in up to three pieces: either side may wrap at the ring's end */
-      uint32_t piece = left;
-      if (piece > decoder->max_size - from) piece = decoder->max_size - from;
-      if (piece > decoder->max_size - to) piece = decoder->max_size - to;
-      memcpy(decoder->bytes + to, decoder->bytes + from, piece);
-      from = ring_offset(decoder, from + piece);
-      to = ring_offset(decoder, to + piece);
-      left -= piece;
-    }
-    add_entry(decoder, name_length, value_length, field);
+/* Copies `length` bytes of the byte ring from `from` to `to`, ranges that do not overlap, in up to
+ * three pieces: either side may wrap at the ring's end. */
+static void copy_in_ring(ch2_hpack_decoder *decoder, uint32_t from, uint32_t to, uint32_t length) {
+  while (length > 0) {
+    uint32_t piece = length;
+    if (piece > decoder->max_size - from) piece = decoder->max_size - from;
+    if (piece > decoder->max_size - to) piece = decoder->max_size - to;
+    memcpy(decoder->bytes + to, decoder->bytes + from, piece);
+    from = ring_offset(decoder, from + piece);
+    to = ring_offset(decoder, to + piece);
+    length -= piece;
   }
+}
+
+/* Decodes the kept block again: inserts copies of the entries it inserted, and says its fields.
+ * Those entries are the table's newest N, their bytes the B bytes before byte_head, and the
+ * copies are the same B bytes further on, so all of them go in at once: the oldest entries
+ * evicted until the copies' size S fits (never the originals: S is at most half the table), then
+ * one copy of B bytes (over free bytes and evicted ones; B < S, so the ranges do not overlap) and
+ * N slots written after the originals' (N ≤ slots / 2). Evicting once, before, leaves the table
+ * that evicting before each insertion would (RFC 7541 §4.4): either way the table keeps the
+ * newest entries that fit, and each copy fits alone. */
+static void replay(ch2_hpack_decoder *decoder, ch2_fields *fields) {
+  uint32_t inserts = decoder->replay_inserts, size = decoder->replay_size, slots = decoder->max_size / 32;
+  uint32_t length = size - 32 * inserts;
+  while (decoder->size + size > decoder->max_size) evict_oldest(decoder);
+  copy_in_ring(decoder, ring_offset(decoder, decoder->byte_head + decoder->max_size - length), decoder->byte_head,
+               length);
+  uint32_t source = decoder->oldest + decoder->count - inserts;
+  if (source >= slots) source -= slots;
+  uint32_t target = source + inserts;
+  if (target >= slots) target -= slots;
+  for (uint32_t i = 0; i < inserts; i++) {
+    struct ch2_hpack_entry entry = decoder->entries[source];
+    entry.offset = (uint16_t)ring_offset(decoder, entry.offset + length);
+    decoder->entries[target] = entry;
+    if (++source == slots) source = 0;
+    if (++target == slots) target = 0;
+  }
+  decoder->count += inserts;
+  decoder->size += size;
+  decoder->byte_head = ring_offset(decoder, decoder->byte_head + length);
   copy_fields(fields, &decoder->replay_fields);
 }
 
@@ -759,4 +799,12 @@ int ch2_hpack_entry_at(const ch2_hpack_decoder *decoder, uint32_t index, uint8_t
   *name_length = entry->name_length;
   *value_length = entry->value_length;
   return 1;
+}
+
+/* See chttp2.h. */
+int ch2_hpack_memo_holds(const ch2_hpack_decoder *decoder, const uint8_t *bytes, size_t length) {
+  if (length == 0 || length > CH2_HPACK_MEMO_ENCODED) return 0;
+  string_literal literal = {bytes, (uint32_t)length, 1};
+  unsigned slot = 2 * memo_set(bytes, (uint32_t)length);
+  return memo_holds(decoder, slot, literal) || memo_holds(decoder, slot + 1, literal);
 }

@@ -268,6 +268,31 @@ struct HPACKEdgeTests {
     #expect(decoded.decode(response).fields.grpc_status == 0)
   }
 
+  @Test("the Huffman strings a server repeats stay in the memo while its responses differ")
+  func memoKeepsRepeatedStrings() {
+    // nginx's responses as it sent them here over h2c: server, date, content-type, content-length
+    // and last-modified with incremental indexing. The length changes with each file, so no
+    // block is replayed and every string goes through the memo. A hash of three of a string's
+    // bytes put this server, date and last-modified in one two-way set, where each evicted
+    // the next: three Huffman decodings a response (~700 instructions each).
+    func huffman(_ text: String) -> [UInt8] { HuffmanReference.encode(Array(text.utf8)) }
+    let repeated = ["nginx/1.22.1", "Fri, 27 Nov 2026 02:48:33 GMT", "application/octet-stream", "Fri, 27 Nov 2026 02:48:14 GMT"]
+    let decoder = HPACKDecoder()
+    for (index, length) in [512, 1212, 1912, 2612, 3312, 4012].enumerated() {
+      let encoded = repeated.map(huffman)
+      let response: [UInt8] =
+        [0x88, 0x76] + Self.literal(encoded[0], huffman: true) + [0x61] + Self.literal(encoded[1], huffman: true) + [0x5f]
+        + Self.literal(encoded[2], huffman: true) + [0x5c] + Self.literal(String(length)) + [0x6c]
+        + Self.literal(encoded[3], huffman: true)
+      let (status, fields) = decoder.decode(response)
+      #expect(status == CH2_OK && fields.status == 200 && fields.contentTypeText == "application/octet-stream")
+      for (text, bytes) in zip(repeated, encoded) {
+        let held = bytes.withUnsafeBufferPointer { ch2_hpack_memo_holds(decoder.state, $0.baseAddress, $0.count) }
+        #expect(held != 0, "response \(index): \(text)")
+      }
+    }
+  }
+
   @Test("a size update to 0 empties the table; one back to 4096 lets it fill again")
   func sizeUpdateToZeroAndBack() {
     let decoder = HPACKDecoder()

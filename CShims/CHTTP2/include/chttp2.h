@@ -110,6 +110,7 @@ typedef struct ch2_hpack_decoder {
     uint8_t decoded[CH2_HPACK_MEMO_DECODED];  /* what it decoded to (it was valid) */
   } memo[CH2_HPACK_MEMO_SLOTS];
   uint32_t replay_length;   /* bytes of `replay_block`; 0: no block to replay */
+  uint32_t replay_size;     /* the RFC 7541 size of the entries it inserted (at most half the table) */
   uint16_t replay_inserts;  /* entries that block inserted: the table's newest */
   ch2_fields replay_fields; /* what that block said */
   uint8_t replay_block[CH2_HPACK_REPLAY_BYTES];
@@ -136,6 +137,10 @@ void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size);
  * malformed; after an error the table is no longer in sync and the decoder must not be used again. */
 ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length,
                             ch2_fields *fields);
+
+/* For tests and diagnostics: whether the memo holds the Huffman string `bytes` (`length` bytes, as
+ * sent, without its length prefix). */
+int ch2_hpack_memo_holds(const ch2_hpack_decoder *decoder, const uint8_t *bytes, size_t length);
 
 /* For tests and diagnostics: copies the dynamic table's entry `index` (1 is the newest) — up to
  * the capacities — and sets its lengths. Returns 0 when there is no such entry. */
