@@ -463,6 +463,20 @@ static void evict_oldest(ch2_hpack_decoder *decoder) {
   decoder->oldest = decoder->oldest + 1 == decoder->max_size / 32 ? 0 : decoder->oldest + 1;
 }
 
+/* Evicts the oldest entries until `size` more fits (it fits in the table alone). */
+static void make_room(ch2_hpack_decoder *decoder, uint32_t size) {
+  uint32_t table = decoder->size, count = decoder->count, oldest = decoder->oldest, slots = decoder->max_size / 32;
+  while (table + size > decoder->max_size) {
+    const struct ch2_hpack_entry *entry = &decoder->entries[oldest];
+    table -= (uint32_t)entry->name_length + entry->value_length + 32;
+    count--;
+    if (++oldest == slots) oldest = 0;
+  }
+  decoder->size = table;
+  decoder->count = count;
+  decoder->oldest = oldest;
+}
+
 /* Reverses the order of `count` elements of `size` bytes (at most 8) at `base`. */
 static void reverse(uint8_t *base, size_t count, size_t size) {
   uint8_t swap[8];
@@ -651,7 +665,31 @@ static ch2_status size_update(ch2_hpack_decoder *decoder, block_cursor *cursor) 
  * it inserts none (then the table it reads is the one it left, unchanged: no other block came in
  * between). The entries it inserted are the table's newest, in the order they came, and it can be
  * replayed from them. Kept when those entries take at most half the table, so that inserting
- * copies of them evicts none of them (and the copies' bytes never overlap theirs). */
+ * copies of them evicts none of them (and the copies' bytes never overlap theirs).
+ *
+ * A block that differs replays the fields it begins with alike, as far as they name no entry of
+ * the dynamic table (nor does a size update come before them): those fields read nothing the
+ * table holds, so they say what they said, and insert copies of the kept block's first entries.
+ * nginx's responses differ from the one before from their content-length on: :status, server,
+ * date and content-type replay. Where each field of the kept block ends is kept for that, with
+ * what the block had inserted and said up to there. */
+
+/* How many bytes `a` and `b` (`length` each) begin with alike. */
+static size_t common_prefix(const uint8_t *a, const uint8_t *b, size_t length) {
+  size_t i = 0;
+  for (; i + 8 <= length; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (x != y) return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
+#else
+    if (x != y) return i + (size_t)(__builtin_clzll(x ^ y) >> 3);
+#endif
+  }
+  while (i < length && a[i] == b[i]) i++;
+  return i;
+}
 
 /* Copies `length` bytes when there are any (most fields of a block are absent). */
 static inline void copy_bytes(uint8_t *to, const uint8_t *from, size_t length) {
@@ -659,7 +697,7 @@ static inline void copy_bytes(uint8_t *to, const uint8_t *from, size_t length) {
 }
 
 /* Copies the used part of `from` to `to`. */
-static void copy_fields(ch2_fields *to, const ch2_fields *from) {
+static void copy_all_fields(ch2_fields *to, const ch2_fields *from) {
   memcpy(to, from, offsetof(ch2_fields, method));
   copy_bytes(to->method, from->method, from->method_length);
   copy_bytes(to->scheme, from->scheme, from->scheme_length);
@@ -669,16 +707,55 @@ static void copy_fields(ch2_fields *to, const ch2_fields *from) {
   copy_bytes(to->grpc_message, from->grpc_message, from->grpc_message_length);
 }
 
-/* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay. */
+/* Copies the fields `seen` names (a bit per FIELD_*) from `from` to `to`. */
+static void copy_fields(ch2_fields *to, const ch2_fields *from, unsigned seen) {
+  if (seen & (1u << FIELD_STATUS)) to->status = from->status;
+  if (seen & (1u << FIELD_GRPC_STATUS)) to->grpc_status = from->grpc_status;
+  if (seen & (1u << FIELD_METHOD)) {
+    to->method_length = from->method_length;
+    to->method_truncated = from->method_truncated;
+    copy_bytes(to->method, from->method, from->method_length);
+  }
+  if (seen & (1u << FIELD_SCHEME)) {
+    to->scheme_length = from->scheme_length;
+    copy_bytes(to->scheme, from->scheme, from->scheme_length);
+  }
+  if (seen & (1u << FIELD_CONTENT_TYPE)) {
+    to->content_type_length = from->content_type_length;
+    to->content_type_truncated = from->content_type_truncated;
+    copy_bytes(to->content_type, from->content_type, from->content_type_length);
+  }
+  if (seen & (1u << FIELD_AUTHORITY | 1u << FIELD_HOST)) {
+    to->authority_length = from->authority_length;
+    to->authority_truncated = from->authority_truncated;
+    copy_bytes(to->authority, from->authority, from->authority_length);
+  }
+  if (seen & (1u << FIELD_PATH)) {
+    to->path_length = from->path_length;
+    to->path_truncated = from->path_truncated;
+    copy_bytes(to->path, from->path, from->path_length);
+  }
+  if (seen & (1u << FIELD_GRPC_MESSAGE)) {
+    to->grpc_message_length = from->grpc_message_length;
+    to->grpc_message_truncated = from->grpc_message_truncated;
+    copy_bytes(to->grpc_message, from->grpc_message, from->grpc_message_length);
+  }
+}
+
+/* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay, with
+ * the first `prefixes` of `prefix` (where its first fields end). */
 static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *recorder, const uint8_t *block,
-                            size_t length, const ch2_fields *fields) {
-  if (recorder->resized || (recorder->named_dynamic && recorder->inserted > 0)) return;
-  if (length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
+                            size_t length, const ch2_fields *fields, const struct ch2_hpack_prefix *prefix,
+                            unsigned prefixes) {
+  if (recorder->resized || length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
   memcpy(decoder->replay_block, block, length);
   decoder->replay_length = (uint32_t)length;
   decoder->replay_inserts = (uint16_t)recorder->inserted; /* at most CH2_HPACK_MAX_ENTRIES */
-  decoder->replay_size = recorder->inserted_size;
-  copy_fields(&decoder->replay_fields, fields);
+  decoder->replay_size = (uint16_t)recorder->inserted_size; /* at most CH2_HPACK_TABLE_SIZE / 2 */
+  decoder->replay_whole = !(recorder->named_dynamic && recorder->inserted > 0);
+  decoder->replay_prefix_count = (uint8_t)prefixes;
+  if (prefix != decoder->replay_prefixes) memcpy(decoder->replay_prefixes, prefix, prefixes * sizeof *prefix);
+  copy_all_fields(&decoder->replay_fields, fields);
 }
 
 /* Copies `length` bytes of the byte ring from `from` to `to`, ranges that do not overlap, in up to
@@ -695,35 +772,39 @@ static void copy_in_ring(ch2_hpack_decoder *decoder, uint32_t from, uint32_t to,
   }
 }
 
-/* Decodes the kept block again: inserts copies of the entries it inserted, and says its fields.
- * Those entries are the table's newest N, their bytes the B bytes before byte_head, and the
- * copies are the same B bytes further on, so all of them go in at once: the oldest entries
- * evicted until the copies' size S fits (never the originals: S is at most half the table), then
- * one copy of B bytes (over free bytes and evicted ones; B < S, so the ranges do not overlap) and
- * N slots written after the originals' (N ≤ slots / 2). Evicting once, before, leaves the table
- * that evicting before each insertion would (RFC 7541 §4.4): either way the table keeps the
+/* Inserts copies of the first `inserts` entries the kept block inserted (of RFC size `size`).
+ * Those entries are among the table's newest (its first of them is entry replay_inserts), their
+ * bytes follow each other from B bytes before byte_head (B: all of the kept block's entries' bytes),
+ * so the copies go in at once: the oldest entries evicted until the copies fit (never the kept
+ * block's: they take at most half the table), then one copy of their bytes (over free bytes and
+ * evicted ones; the ranges do not overlap, as B and the copies' bytes are under half the ring) and
+ * their slots written after the newest (at most half the slots). Evicting once, before, leaves the
+ * table that evicting before each insertion would (RFC 7541 §4.4): either way the table keeps the
  * newest entries that fit, and each copy fits alone. */
-static void replay(ch2_hpack_decoder *decoder, ch2_fields *fields) {
-  uint32_t inserts = decoder->replay_inserts, size = decoder->replay_size, slots = decoder->max_size / 32;
-  uint32_t length = size - 32 * inserts;
-  while (decoder->size + size > decoder->max_size) evict_oldest(decoder);
-  copy_in_ring(decoder, ring_offset(decoder, decoder->byte_head + decoder->max_size - length), decoder->byte_head,
+static void replay_entries(ch2_hpack_decoder *decoder, uint32_t inserts, uint32_t size) {
+  uint32_t slots = decoder->max_size / 32;
+  uint32_t kept_bytes = decoder->replay_size - 32 * decoder->replay_inserts, length = size - 32 * inserts;
+  make_room(decoder, size);
+  copy_in_ring(decoder, ring_offset(decoder, decoder->byte_head + decoder->max_size - kept_bytes), decoder->byte_head,
                length);
-  uint32_t source = decoder->oldest + decoder->count - inserts;
+  uint32_t source = decoder->oldest + decoder->count - decoder->replay_inserts;
   if (source >= slots) source -= slots;
-  uint32_t target = source + inserts;
+  uint32_t target = decoder->oldest + decoder->count;
   if (target >= slots) target -= slots;
+  struct ch2_hpack_entry *entries = decoder->entries;
+  uint32_t ring = decoder->max_size;  /* in locals: the entries' byte stores could alias the decoder */
   for (uint32_t i = 0; i < inserts; i++) {
-    struct ch2_hpack_entry entry = decoder->entries[source];
-    entry.offset = (uint16_t)ring_offset(decoder, entry.offset + length);
-    decoder->entries[target] = entry;
+    struct ch2_hpack_entry entry;
+    memcpy(&entry, &entries[source], sizeof entry);
+    uint32_t offset = entry.offset + kept_bytes;
+    entry.offset = (uint16_t)(offset >= ring ? offset - ring : offset);
+    memcpy(&entries[target], &entry, sizeof entry);
     if (++source == slots) source = 0;
     if (++target == slots) target = 0;
   }
   decoder->count += inserts;
   decoder->size += size;
   decoder->byte_head = ring_offset(decoder, decoder->byte_head + length);
-  copy_fields(fields, &decoder->replay_fields);
 }
 
 /* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
@@ -748,6 +829,7 @@ void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->byte_head = 0;
   decoder->memo_valid = 0;
   decoder->memo_recent = 0;
+  decoder->prefix_fields_replayed = 0;
   decoder->replay_length = 0;
 }
 
@@ -760,15 +842,33 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
     ch2_fields_clear(fields);
     return CH2_OK;
   }
-  if (length == decoder->replay_length && memcmp(block, decoder->replay_block, length) == 0) {
-    replay(decoder, fields);
-    return CH2_OK;
-  }
-  decoder->replay_length = 0;
   ch2_fields_clear(fields);
   field_recorder recorder = {fields, 0, {0}, 0, 0, 0, 0};
   block_cursor cursor = {block, block + length};
   int field_seen = 0;
+  unsigned prefixes = 0;  /* where the fields replayed or decoded so far end, while they replay alone */
+  if (decoder->replay_length > 0) {
+    size_t kept = decoder->replay_length;
+    if (length == kept && decoder->replay_whole && memcmp(block, decoder->replay_block, length) == 0) {
+      replay_entries(decoder, decoder->replay_inserts, decoder->replay_size);
+      copy_all_fields(fields, &decoder->replay_fields);
+      return CH2_OK;
+    }
+    size_t alike = common_prefix(block, decoder->replay_block, length < kept ? length : kept);
+    while (prefixes < decoder->replay_prefix_count && decoder->replay_prefixes[prefixes].end <= alike) prefixes++;
+    if (prefixes > 0) {
+      const struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes - 1];
+      replay_entries(decoder, prefix->inserts, prefix->size);
+      copy_fields(fields, &decoder->replay_fields, prefix->seen);
+      recorder.seen = prefix->seen;
+      recorder.inserted = prefix->inserts;
+      recorder.inserted_size = prefix->size;
+      cursor.at += prefix->end;
+      field_seen = 1;
+      decoder->prefix_fields_replayed += prefixes;
+    }
+  }
+  decoder->replay_length = 0;
   while (cursor.at < cursor.end) {
     uint8_t first = *cursor.at;
     ch2_status status;
@@ -784,8 +884,16 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
     if (status != CH2_OK) return status;
     if ((first & 0xe0u) == 0x20u) recorder.resized = 1;
     field_seen |= (first & 0xe0u) != 0x20u;
+    /* The prefixes are written in place: those replayed are the same, the others are read no more. */
+    if (!recorder.resized && !recorder.named_dynamic && prefixes < CH2_HPACK_REPLAY_PREFIXES) {
+      struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes++];
+      prefix->end = (uint16_t)(cursor.at - block);
+      prefix->inserts = (uint16_t)recorder.inserted;
+      prefix->size = (uint16_t)recorder.inserted_size;
+      prefix->seen = (uint16_t)recorder.seen;
+    }
   }
-  keep_for_replay(decoder, &recorder, block, length, fields);
+  keep_for_replay(decoder, &recorder, block, length, fields, decoder->replay_prefixes, prefixes);
   return CH2_OK;
 }
 

@@ -268,6 +268,61 @@ struct HPACKEdgeTests {
     #expect(decoded.decode(response).fields.grpc_status == 0)
   }
 
+  @Test("a block that begins like the last one replays those fields: the same fields and table as decoding it",
+        arguments: [4096, 1024, 300, 120])
+  func replayedPrefix(tableSize: Int) {
+    func huffman(_ text: String) -> [UInt8] { Self.literal(HuffmanReference.encode(Array(text.utf8)), huffman: true) }
+    // nginx's responses of other lengths and files, the date ticking; a gRPC response whose
+    // trailers-only fields follow its :status; blocks that name the table's entries midway or
+    // first; a size update; a request whose :path alone differs; an entry over half of 120.
+    func response(length: Int, second: Int, file: Int) -> [UInt8] {
+      [0x88, 0x76] + huffman("nginx/1.22.1") + [0x61] + huffman("Fri, 27 Nov 2026 02:48:\(10 + second) GMT") + [0x5f]
+        + huffman("application/octet-stream") + [0x5c] + Self.literal(String(length)) + [0x6c]
+        + huffman("Wed, 25 Nov 2026 23:04:\(10 + file) GMT") + [0x00] + huffman("etag")
+        + huffman("\"6926539e-\(length)\"") + [0x00] + huffman("accept-ranges") + huffman("bytes")
+    }
+    func grpc(_ status: Int, _ message: String) -> [UInt8] {
+      [0x88, 0x5f] + huffman("application/grpc") + [0x40] + huffman("grpc-status") + Self.literal(String(status))
+        + [0x40] + Self.literal("grpc-message") + Self.literal(message)
+    }
+    func request(_ path: String) -> [UInt8] {
+      [0x82, 0x86, 0x41] + huffman("127.0.0.1:8443") + [0x04] + huffman(path) + [0x7a] + huffman("h2load nghttp2/1.52.0")
+    }
+    let named: [UInt8] = [0x88, 0x76] + huffman("nginx/1.22.1") + [0xbe, 0x40] + Self.literal("x-c") + Self.literal("v")
+    let updateSize = Self.integer(tableSize / 2, prefix: 5, first: 0x20), updated = [0x88, 0x76] + huffman("nginx/1.22.1")
+    let update = updateSize + updated
+    let large: [UInt8] = [0x88, 0x44] + Self.literal("/" + String(repeating: "l", count: 40))
+    var sequence: [[UInt8]] = []
+    for i in 0..<24 { sequence.append(response(length: 512 + 700 * (i % 5), second: i / 6, file: i % 3)) }
+    sequence += [grpc(0, "ok"), grpc(0, "ok"), grpc(5, "not found"), grpc(14, "unavailable"), named, named]
+    sequence += [response(length: 1, second: 0, file: 0), update, response(length: 2, second: 0, file: 0)]
+    sequence += [large, large, response(length: 3, second: 1, file: 1), named, response(length: 4, second: 1, file: 1)]
+    sequence += (0..<8).map { request("/v/00\($0).bin?page=\($0 * 7)") }
+    // The reference decodes every block whole: a field that changes nothing, first and different
+    // each time, leaves no field to replay.
+    func padded(_ block: [UInt8], _ index: Int) -> [UInt8] {
+      [0x00] + Self.literal("x-pad") + Self.literal(String(index % 2)) + block
+    }
+    let replayed = HPACKDecoder(limit: UInt32(tableSize)), decoded = HPACKDecoder(limit: UInt32(tableSize))
+    let resize = Self.integer(tableSize, prefix: 5, first: 0x20)
+    #expect(replayed.decode(resize).status == CH2_OK && decoded.decode(resize).status == CH2_OK)
+    for (index, block) in sequence.enumerated() {
+      // A size update must come first: the reference's goes before its padding.
+      let reference = block == update ? updateSize + padded(updated, index) : padded(block, index)
+      let (status, fields) = replayed.decode(block)
+      let (referenceStatus, referenceFields) = decoded.decode(reference)
+      #expect(status == CH2_OK && referenceStatus == CH2_OK, "block \(index)")
+      #expect(fields.line == referenceFields.line, "block \(index)")
+      #expect(replayed.entries.map(\.name) == decoded.entries.map(\.name), "block \(index)")
+      #expect(replayed.entries.map(\.value) == decoded.entries.map(\.value), "block \(index)")
+      #expect(replayed.size == decoded.size, "block \(index)")
+    }
+    #expect(decoded.state.pointee.prefix_fields_replayed == 0)
+    // nginx's :status, server, date and content-type (or fewer as the date ticks), when its
+    // entries take at most half the table.
+    if tableSize >= 1024 { #expect(replayed.state.pointee.prefix_fields_replayed >= 60) }
+  }
+
   @Test("the Huffman strings a server repeats stay in the memo while its responses differ")
   func memoKeepsRepeatedStrings() {
     // nginx's responses as it sent them here over h2c: server, date, content-type, content-length

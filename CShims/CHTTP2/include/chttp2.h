@@ -31,8 +31,10 @@
 #define CH2_HPACK_MEMO_SLOTS 32u
 #define CH2_HPACK_MEMO_ENCODED 40u
 #define CH2_HPACK_MEMO_DECODED 86u
-/* The longest header block an HPACK decoder keeps to replay (see ch2_hpack_decoder). */
+/* The longest header block an HPACK decoder keeps to replay (see ch2_hpack_decoder), and how many
+ * of its first fields it can replay alone, before a block that differs from it. */
 #define CH2_HPACK_REPLAY_BYTES 256u
+#define CH2_HPACK_REPLAY_PREFIXES 16u
 
 /* Capacities of the decoded fields: longer values are cut there and marked truncated. */
 #define CH2_METHOD_BYTES 16u
@@ -89,10 +91,11 @@ typedef struct ch2_fields {
 void ch2_fields_clear(ch2_fields *fields);
 
 /* One direction's HPACK decoding state: its dynamic table, and what spares decoding again what
- * was decoded before: the last header block, when decoding it again would do the same (it names no
- * entry of the dynamic table and has no size update: nginx sends the same response block again and
- * again, inserting server, date, content-type, content-length and last-modified into the table
- * each time), and a memo of the Huffman strings decoded lately (for blocks that differ a little).
+ * was decoded before: the last header block, replayed whole when it comes again and decoding it
+ * again would do the same (nginx sends the same response block again and again, inserting
+ * server, date, content-type, content-length and last-modified into the table each time), and
+ * as far as a block that differs begins like it (a response of another length); and a memo of
+ * the Huffman strings decoded lately (for the fields that differ).
  * Layout private to hpack.c. */
 typedef struct ch2_hpack_decoder {
   uint32_t max_size;   /* the table's maximum size now (size updates; 4096 at first) */
@@ -104,14 +107,22 @@ typedef struct ch2_hpack_decoder {
   uint32_t byte_head;  /* where the next entry's bytes go in `bytes` (a ring of max_size bytes) */
   uint32_t memo_valid; /* a bit per `memo` slot that holds a string (none at first) */
   uint32_t memo_recent; /* a bit per `memo` slot: used more recently than its set's other one */
+  uint32_t prefix_fields_replayed; /* diagnostics: fields replayed in blocks that differ, since init */
   struct ch2_hpack_memo {
     uint8_t encoded_length, decoded_length;
     uint8_t encoded[CH2_HPACK_MEMO_ENCODED];  /* a Huffman string as sent, without its length */
     uint8_t decoded[CH2_HPACK_MEMO_DECODED];  /* what it decoded to (it was valid) */
   } memo[CH2_HPACK_MEMO_SLOTS];
   uint32_t replay_length;   /* bytes of `replay_block`; 0: no block to replay */
-  uint32_t replay_size;     /* the RFC 7541 size of the entries it inserted (at most half the table) */
+  uint16_t replay_size;     /* the RFC 7541 size of the entries it inserted (at most half the table) */
   uint16_t replay_inserts;  /* entries that block inserted: the table's newest */
+  uint8_t replay_whole;     /* whether the whole block replays, or only its prefixes */
+  uint8_t replay_prefix_count; /* of `replay_prefixes` */
+  struct ch2_hpack_prefix {
+    uint16_t end;           /* where its first fields end in the block, */
+    uint16_t inserts, size; /* the entries they inserted and their size, */
+    uint16_t seen;          /* the recorded fields they said (a bit per field) */
+  } replay_prefixes[CH2_HPACK_REPLAY_PREFIXES];
   ch2_fields replay_fields; /* what that block said */
   uint8_t replay_block[CH2_HPACK_REPLAY_BYTES];
   struct ch2_hpack_entry {
