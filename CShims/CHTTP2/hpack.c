@@ -12,6 +12,7 @@
 
 #include "hpack_names_table.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -781,7 +782,7 @@ static void copy_in_ring(ch2_hpack_decoder *decoder, uint32_t from, uint32_t to,
  * their slots written after the newest (at most half the slots). Evicting once, before, leaves the
  * table that evicting before each insertion would (RFC 7541 §4.4): either way the table keeps the
  * newest entries that fit, and each copy fits alone. */
-static void replay_entries(ch2_hpack_decoder *decoder, uint32_t inserts, uint32_t size) {
+static inline void replay_entries(ch2_hpack_decoder *decoder, uint32_t inserts, uint32_t size) {
   uint32_t slots = decoder->max_size / 32;
   uint32_t kept_bytes = decoder->replay_size - 32 * decoder->replay_inserts, length = size - 32 * inserts;
   make_room(decoder, size);
@@ -805,6 +806,19 @@ static void replay_entries(ch2_hpack_decoder *decoder, uint32_t inserts, uint32_
   decoder->count += inserts;
   decoder->size += size;
   decoder->byte_head = ring_offset(decoder, decoder->byte_head + length);
+}
+
+/* What of the kept block replays for `block` (`length` bytes): all of it (REPLAY_WHOLE), or how
+ * many of its first fields (0: none). */
+#define REPLAY_WHOLE UINT_MAX
+static unsigned fields_to_replay(const ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+  size_t kept = decoder->replay_length;
+  if (kept == 0) return 0;
+  if (length == kept && decoder->replay_whole && memcmp(block, decoder->replay_block, length) == 0) return REPLAY_WHOLE;
+  size_t alike = common_prefix(block, decoder->replay_block, length < kept ? length : kept);
+  unsigned prefixes = 0;
+  while (prefixes < decoder->replay_prefix_count && decoder->replay_prefixes[prefixes].end <= alike) prefixes++;
+  return prefixes;
 }
 
 /* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
@@ -842,31 +856,26 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
     ch2_fields_clear(fields);
     return CH2_OK;
   }
+  unsigned prefixes = fields_to_replay(decoder, block, length);
+  if (prefixes == REPLAY_WHOLE) {
+    if (decoder->replay_inserts > 0) replay_entries(decoder, decoder->replay_inserts, decoder->replay_size);
+    copy_all_fields(fields, &decoder->replay_fields);
+    return CH2_OK;
+  }
   ch2_fields_clear(fields);
   field_recorder recorder = {fields, 0, {0}, 0, 0, 0, 0};
   block_cursor cursor = {block, block + length};
   int field_seen = 0;
-  unsigned prefixes = 0;  /* where the fields replayed or decoded so far end, while they replay alone */
-  if (decoder->replay_length > 0) {
-    size_t kept = decoder->replay_length;
-    if (length == kept && decoder->replay_whole && memcmp(block, decoder->replay_block, length) == 0) {
-      replay_entries(decoder, decoder->replay_inserts, decoder->replay_size);
-      copy_all_fields(fields, &decoder->replay_fields);
-      return CH2_OK;
-    }
-    size_t alike = common_prefix(block, decoder->replay_block, length < kept ? length : kept);
-    while (prefixes < decoder->replay_prefix_count && decoder->replay_prefixes[prefixes].end <= alike) prefixes++;
-    if (prefixes > 0) {
-      const struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes - 1];
-      replay_entries(decoder, prefix->inserts, prefix->size);
-      copy_fields(fields, &decoder->replay_fields, prefix->seen);
-      recorder.seen = prefix->seen;
-      recorder.inserted = prefix->inserts;
-      recorder.inserted_size = prefix->size;
-      cursor.at += prefix->end;
-      field_seen = 1;
-      decoder->prefix_fields_replayed += prefixes;
-    }
+  if (prefixes > 0) {  /* then `prefixes` counts where the fields replayed or decoded so far end */
+    const struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes - 1];
+    if (prefix->inserts > 0) replay_entries(decoder, prefix->inserts, prefix->size);
+    copy_fields(fields, &decoder->replay_fields, prefix->seen);
+    recorder.seen = prefix->seen;
+    recorder.inserted = prefix->inserts;
+    recorder.inserted_size = prefix->size;
+    cursor.at += prefix->end;
+    field_seen = 1;
+    decoder->prefix_fields_replayed += prefixes;
   }
   decoder->replay_length = 0;
   while (cursor.at < cursor.end) {
