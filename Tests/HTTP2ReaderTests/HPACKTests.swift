@@ -323,6 +323,60 @@ struct HPACKEdgeTests {
     if tableSize >= 1024 { #expect(replayed.state.pointee.prefix_fields_replayed >= 60) }
   }
 
+  @Test("random blocks that begin like the one before: replayed or decoded, the same fields, tables and errors")
+  func replayedRandomPrefixes() {
+    var rng = SplitMix64(state: 23)
+    func pick<T>(_ items: [T]) -> T { items[Int(rng.next() % UInt64(items.count))] }
+    let names = [":path", ":authority", "content-type", "grpc-status", "grpc-message", "date", "x-id", "server"]
+    let values = ["/", "/a?b=1", "127.0.0.1:8443", "application/grpc", "0", "14", "fine", "Fri, 27 Nov 2026 02:48:33 GMT", "v"]
+    func string(_ text: String) -> [UInt8] {
+      rng.next() % 2 == 0 ? Self.literal(text) : Self.literal(HuffmanReference.encode(Array(text.utf8)), huffman: true)
+    }
+    // A field: indexed (static, or the dynamic table's newest few: possibly past its end, an
+    // error both decoders must agree on), or a literal with, without or never indexed, its name
+    // indexed (static or dynamic) or literal.
+    func field() -> [UInt8] {
+      switch rng.next() % 6 {
+      case 0: return [0x80 | UInt8(1 + rng.next() % 61)]
+      case 1: return [0x80 | UInt8(62 + rng.next() % 4)]
+      default:
+        let (prefix, first): (Int, UInt8) = pick([(6, 0x40), (6, 0x40), (4, 0x00), (4, 0x10)])
+        let name = pick([0, 0, 1, 4, 8, 31, 33, 54, 62, 63])
+        let head = Self.integer(name, prefix: prefix, first: first)
+        return (name == 0 ? head + string(pick(names)) : head) + string(pick(values))
+      }
+    }
+    func padded(_ fields: [[UInt8]], _ index: Int, update: [UInt8]) -> [UInt8] {
+      update + [0x00] + Self.literal("x-pad") + Self.literal(String(index % 2)) + fields.joined()
+    }
+    var replayed = HPACKDecoder(), decoded = HPACKDecoder()
+    var last: [[UInt8]] = []
+    var errors = 0
+    for index in 0..<4000 {
+      // Keep a random number of the last block's fields, then add new ones.
+      var fields = Array(last.prefix(Int(rng.next() % UInt64(last.count + 1))))
+      for _ in 0..<(rng.next() % 6) { fields.append(field()) }
+      let update = rng.next() % 40 == 0 ? Self.integer(pick([0, 120, 256, 1024, 4096]), prefix: 5, first: 0x20) : []
+      let (status, got) = replayed.decode(update + fields.joined())
+      let (referenceStatus, expected) = decoded.decode(padded(fields, index, update: update))
+      #expect(status == referenceStatus, "block \(index)")
+      if status != CH2_OK {
+        errors += 1
+        replayed = HPACKDecoder()
+        decoded = HPACKDecoder()
+        last = []
+        continue
+      }
+      #expect(got.line == expected.line, "block \(index)")
+      #expect(replayed.rawEntries.map(\.name) == decoded.rawEntries.map(\.name), "block \(index)")
+      #expect(replayed.rawEntries.map(\.value) == decoded.rawEntries.map(\.value), "block \(index)")
+      #expect(replayed.size == decoded.size && replayed.maxSize == decoded.maxSize, "block \(index)")
+      last = fields
+    }
+    #expect(decoded.state.pointee.prefix_fields_replayed == 0)
+    #expect(replayed.state.pointee.prefix_fields_replayed > 0 && errors < 1000)
+  }
+
   @Test("the Huffman strings a server repeats stay in the memo while its responses differ")
   func memoKeepsRepeatedStrings() {
     // nginx's responses as it sent them here over h2c: server, date, content-type, content-length
