@@ -288,16 +288,52 @@ __attribute__((noinline)) static size_t read_in_parts(ch2_reader *reader, const 
   return at;
 }
 
-/* See chttp2.h. A frame whole in the bytes is read at once (read_whole_frame), any other way in
- * parts. */
+/* Whether the frame under way (its header read) is one whose payload read_payload reads: DATA,
+ * or HEADERS neither padded nor with a priority (its payload all fragment). */
+static int payload_at_once(const ch2_reader *reader) {
+  return reader->type == CH2_DATA || (reader->type == CH2_HEADERS && reader->prefix_length == 0);
+}
+
+/* The payload of such a frame, `length` bytes here (up to what is left of it), read as
+ * read_in_parts would: a fragment appended to the block, and the frame's end with its event. A
+ * server that writes each frame's header and payload from two buffers (nginx, with writev) has
+ * its frames read here. */
+static size_t read_payload(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event) {
+  uint32_t left = reader->length - reader->payload_seen;
+  uint32_t take = length < left ? (uint32_t)length : left;
+  if (reader->type == CH2_HEADERS) {
+    memcpy(reader->block + reader->block_length, bytes, take);
+    reader->block_length += take;
+  }
+  reader->payload_seen += take;
+  if (reader->payload_seen == reader->length) end_frame(reader, event);
+  return take;
+}
+
+/* See chttp2.h. A frame whole in the bytes is read at once (read_whole_frame); a DATA or simple
+ * HEADERS frame's header, and then its payload, each at once; any other frame in parts. */
 size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event) {
   ch2_event none = {CH2_EVENT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UINT32_MAX};
   *event = none;
   if (reader->status != CH2_OK || length == 0) return length;
+  if (reader->header_seen == 9 && reader->payload_seen < reader->length && payload_at_once(reader)) {
+    return read_payload(reader, bytes, length, event);
+  }
   int between_frames = reader->header_seen == 0 && !(reader->expect_preface && reader->preface_seen < CH2_PREFACE_LENGTH);
   if (between_frames && length >= 9) {
     size_t whole = read_whole_frame(reader, bytes, length, event);
     if (whole > 0) return whole;
+    uint8_t type = bytes[3], flags = bytes[4];
+    if (type == CH2_DATA || (type == CH2_HEADERS && !(flags & (CH2_FLAG_PADDED | CH2_FLAG_PRIORITY)))) {
+      reader->header_seen = 9;
+      ch2_status status = begin_frame(reader, bytes);
+      if (status != CH2_OK) {
+        reader->status = (uint8_t)status;
+        event->kind = CH2_EVENT_ERROR;
+        return 9;
+      }
+      return 9 + read_payload(reader, bytes + 9, length - 9, event);
+    }
   }
   return read_in_parts(reader, bytes, length, event);
 }
