@@ -744,10 +744,9 @@ static void copy_fields(ch2_fields *to, const ch2_fields *from, unsigned seen) {
 }
 
 /* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay, with
- * the first `prefixes` of `prefix` (where its first fields end). */
+ * where its first `prefixes` fields end (written in `replay_prefixes` as they were decoded). */
 static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *recorder, const uint8_t *block,
-                            size_t length, const ch2_fields *fields, const struct ch2_hpack_prefix *prefix,
-                            unsigned prefixes) {
+                            size_t length, const ch2_fields *fields, unsigned prefixes) {
   if (recorder->resized || length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
   memcpy(decoder->replay_block, block, length);
   decoder->replay_length = (uint32_t)length;
@@ -755,7 +754,6 @@ static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *re
   decoder->replay_size = (uint16_t)recorder->inserted_size; /* at most CH2_HPACK_TABLE_SIZE / 2 */
   decoder->replay_whole = !(recorder->named_dynamic && recorder->inserted > 0);
   decoder->replay_prefix_count = (uint8_t)prefixes;
-  if (prefix != decoder->replay_prefixes) memcpy(decoder->replay_prefixes, prefix, prefixes * sizeof *prefix);
   copy_all_fields(&decoder->replay_fields, fields);
 }
 
@@ -902,7 +900,7 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
       prefix->seen = (uint16_t)recorder.seen;
     }
   }
-  keep_for_replay(decoder, &recorder, block, length, fields, decoder->replay_prefixes, prefixes);
+  keep_for_replay(decoder, &recorder, block, length, fields, prefixes);
   return CH2_OK;
 }
 
