@@ -25,52 +25,16 @@ enum H2Traffic {
     var held: UInt64 = 0  // the bytes held before this call, and how many
     var heldCount = 0
     if mode == H2Link.Mode.undecided {
-      held = requests ? link.pointee.requestsHeld : link.pointee.responsesHeld
-      heldCount = Int(requests ? link.pointee.requestsHeldCount : link.pointee.responsesHeldCount)
-      var seen = held
-      var seenCount = heldCount
-      mode = decide(slot, seen: &seen, seenCount: &seenCount, bytes, count, from: offset, requests: requests)
-      if mode == H2Link.Mode.undecided {  // all of them held: fewer than 9
-        if requests {
-          link.pointee.requestsHeld = seen
-          link.pointee.requestsHeldCount = UInt8(seenCount)
-        } else {
-          link.pointee.responsesHeld = seen
-          link.pointee.responsesHeldCount = UInt8(seenCount)
-        }
-        return true
-      }
-      if requests {
-        link.pointee.requestsMode = mode
-        link.pointee.requestsHeldCount = 0
-      } else {
-        link.pointee.responsesMode = mode
-        link.pointee.responsesHeldCount = 0
-      }
-      if mode == H2Link.Mode.http1 {
-        if heldCount > 0 {
-          withUnsafeBytes(of: &held) { bytes in
-            Traffic.parseHTTP1(slot, .buffer(bytes.baseAddress), heldCount, fromPeer: fromPeer)
-          }
-        }
-        return false
-      }
-      if mode == H2Link.Mode.h2 && !begin(slot, requests: requests) {
-        mode = H2Link.Mode.stopped
-        stop(slot, code: H2Traffic.poolExhausted, requests: requests)
-      }
+      mode = decideNow(slot, bytes, count, from: offset, requests: requests, fromPeer: fromPeer, held: &held,
+                       heldCount: &heldCount)
+      if mode == H2Link.Mode.undecided { return true }
     }
     guard mode == H2Link.Mode.h2 else { return mode != H2Link.Mode.http1 }
     let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(cnm_load_u64(link.pointer(to: \.connection)!)))!
     let now = MonotonicClock.now()
     let context = Traffic.exchangeContext(slot)
     var status = CH2_OK
-    if heldCount > 0 {
-      withUnsafeBytes(of: &held) { bytes in
-        status = read(connection, UnsafeRawBufferPointer(rebasing: bytes[..<heldCount]), requests: requests, now: now,
-                      context: context)
-      }
-    }
+    if heldCount > 0 { status = readHeld(connection, held, heldCount, requests: requests, now: now, context: context) }
     var skip = offset
     bytes.forEachPiece(upTo: count) { piece in
       guard status == CH2_OK else { return }
@@ -84,6 +48,66 @@ enum H2Traffic {
     }
     if status != CH2_OK { stop(slot, code: UInt8(truncatingIfNeeded: status.rawValue), requests: requests) }
     return true
+  }
+
+  /// The part of ``take(_:_:_:from:requests:fromPeer:)`` for a direction not decided yet: decides
+  /// it from the bytes held before (`held`, `heldCount`: set to them) and this call's; holds them
+  /// all when they do not say yet (returns undecided); parses the held ones as HTTP/1.x when they
+  /// are (returns http1); takes the connection's HTTP/2 state when they are HTTP/2. Out of line:
+  /// a direction decides once, and the path every later call takes stays small.
+  @inline(never)
+  private static func decideNow(
+    _ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Traffic.Bytes, _ count: Int, from offset: Int,
+    requests: Bool, fromPeer: Bool, held: inout UInt64, heldCount: inout Int
+  ) -> UInt8 {
+    let link = slot.pointer(to: \.h2)!
+    held = requests ? link.pointee.requestsHeld : link.pointee.responsesHeld
+    heldCount = Int(requests ? link.pointee.requestsHeldCount : link.pointee.responsesHeldCount)
+    var seen = held
+    var seenCount = heldCount
+    var mode = decide(slot, seen: &seen, seenCount: &seenCount, bytes, count, from: offset, requests: requests)
+    if mode == H2Link.Mode.undecided {  // all of them held: fewer than 9
+      if requests {
+        link.pointee.requestsHeld = seen
+        link.pointee.requestsHeldCount = UInt8(seenCount)
+      } else {
+        link.pointee.responsesHeld = seen
+        link.pointee.responsesHeldCount = UInt8(seenCount)
+      }
+      return mode
+    }
+    if requests {
+      link.pointee.requestsMode = mode
+      link.pointee.requestsHeldCount = 0
+    } else {
+      link.pointee.responsesMode = mode
+      link.pointee.responsesHeldCount = 0
+    }
+    if mode == H2Link.Mode.http1 {
+      if heldCount > 0 {
+        withUnsafeBytes(of: &held) { bytes in
+          Traffic.parseHTTP1(slot, .buffer(bytes.baseAddress), heldCount, fromPeer: fromPeer)
+        }
+      }
+      return mode
+    }
+    if mode == H2Link.Mode.h2 && !begin(slot, requests: requests) {
+      mode = H2Link.Mode.stopped
+      stop(slot, code: H2Traffic.poolExhausted, requests: requests)
+    }
+    return mode
+  }
+
+  /// Reads the bytes held while the direction was undecided (`count` of `held`'s, in order).
+  @inline(never)
+  private static func readHeld(
+    _ connection: UnsafeMutablePointer<H2Connection>, _ held: UInt64, _ count: Int, requests: Bool, now: UInt64,
+    context: ExchangeContext
+  ) -> ch2_status {
+    var bytes = held
+    return withUnsafeBytes(of: &bytes) { buffer in
+      read(connection, UnsafeRawBufferPointer(rebasing: buffer[..<count]), requests: requests, now: now, context: context)
+    }
   }
 
   /// Reads a piece of a direction's bytes, frame by frame. Returns what stopped it, or CH2_OK.
@@ -177,6 +201,7 @@ enum H2Traffic {
 
   /// A direction's HTTP/2 stopped being read: its streams are recorded at the close, without
   /// what the direction would have said, and the connection's record says why.
+  @inline(never)
   private static func stop(_ slot: UnsafeMutablePointer<ConnectionSlot>, code: UInt8, requests: Bool) {
     if requests { slot.pointee.h2.requestsMode = H2Link.Mode.stopped } else { slot.pointee.h2.responsesMode = H2Link.Mode.stopped }
     if slot.pointee.core.httpStop == 0 { slot.pointee.core.httpStop = code }
