@@ -152,6 +152,12 @@ static void end_frame(ch2_reader *reader, ch2_event *event) {
   reader->frames++;
 }
 
+/* Whether a frame of `type` and `flags` is one whose payload read_payload reads: DATA, or
+ * HEADERS neither padded nor with a priority (its payload all fragment). */
+static int payload_at_once(uint8_t type, uint8_t flags) {
+  return type == CH2_DATA || (type == CH2_HEADERS && !(flags & (CH2_FLAG_PADDED | CH2_FLAG_PRIORITY)));
+}
+
 /* Reads at once the frame that `bytes` begins with when it is whole there (`length` bytes) and
  * reading it takes none of the general path's state: a DATA, WINDOW_UPDATE, PING, PRIORITY or
  * unknown frame, or a HEADERS frame that ends its block, neither padded nor with a priority, its
@@ -165,8 +171,7 @@ static size_t read_whole_frame(ch2_reader *reader, const uint8_t *bytes, size_t 
   uint32_t stream_id = read_u32(bytes + 5) & 0x7fffffffu;
   switch (type) {
   case CH2_HEADERS:
-    if (stream_id == 0 || (flags & (CH2_FLAG_PADDED | CH2_FLAG_PRIORITY)) || !(flags & CH2_FLAG_END_HEADERS) ||
-        payload > CH2_BLOCK_BYTES) {
+    if (stream_id == 0 || !payload_at_once(type, flags) || !(flags & CH2_FLAG_END_HEADERS) || payload > CH2_BLOCK_BYTES) {
       return 0;
     }
     memcpy(reader->block, bytes + 9, payload);
@@ -288,12 +293,6 @@ __attribute__((noinline)) static size_t read_in_parts(ch2_reader *reader, const 
   return at;
 }
 
-/* Whether the frame under way (its header read) is one whose payload read_payload reads: DATA,
- * or HEADERS neither padded nor with a priority (its payload all fragment). */
-static int payload_at_once(const ch2_reader *reader) {
-  return reader->type == CH2_DATA || (reader->type == CH2_HEADERS && reader->prefix_length == 0);
-}
-
 /* The payload of such a frame, `length` bytes here (up to what is left of it), read as
  * read_in_parts would: a fragment appended to the block, and the frame's end with its event. A
  * server that writes each frame's header and payload from two buffers (nginx, with writev) has
@@ -316,15 +315,14 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
   ch2_event none = {CH2_EVENT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UINT32_MAX};
   *event = none;
   if (reader->status != CH2_OK || length == 0) return length;
-  if (reader->header_seen == 9 && reader->payload_seen < reader->length && payload_at_once(reader)) {
+  if (reader->header_seen == 9 && reader->payload_seen < reader->length && payload_at_once(reader->type, reader->flags)) {
     return read_payload(reader, bytes, length, event);
   }
   int between_frames = reader->header_seen == 0 && !(reader->expect_preface && reader->preface_seen < CH2_PREFACE_LENGTH);
   if (between_frames && length >= 9) {
     size_t whole = read_whole_frame(reader, bytes, length, event);
     if (whole > 0) return whole;
-    uint8_t type = bytes[3], flags = bytes[4];
-    if (type == CH2_DATA || (type == CH2_HEADERS && !(flags & (CH2_FLAG_PADDED | CH2_FLAG_PRIORITY)))) {
+    if (payload_at_once(bytes[3], bytes[4])) {
       reader->header_seen = 9;
       ch2_status status = begin_frame(reader, bytes);
       if (status != CH2_OK) {
