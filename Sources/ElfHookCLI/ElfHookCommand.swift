@@ -41,10 +41,17 @@ enum CommandFailure: Error, CustomStringConvertible {
 extension ElfHookCommand {
   /// Runs the command line: parses the arguments, runs the subcommand, and turns a
   /// ``CommandFailure`` into one line on stderr and exit status 1. Argument errors keep
-  /// ArgumentParser's usage message and status.
+  /// ArgumentParser's usage message and status. `elfhook run`'s usual forms are read without
+  /// ArgumentParser's reflection (``RunCommand/parsedDirectly(_:)``): half of its start.
   public static func main() {
     do {
-      var command = try parseAsRoot()
+      var command: ParsableCommand
+      if let run = RunCommand.parsedDirectly(CommandLine.arguments.dropFirst()) {
+        try run.validate()
+        command = run
+      } else {
+        command = try parseAsRoot()
+      }
       try command.run()
     } catch let failure as CommandFailure {
       FileHandle.standardError.write(Data("elfhook: \(failure.description)\n".utf8))
