@@ -103,9 +103,11 @@ let package = Package(
         // Self-contained: the Swift runtime and its C++ runtime inside (link/libstdc++.so says how),
         // no toolchain path needed on the host. Linked by lld for DT_RELR (glibc 2.36, already the
         // bundle's floor): the runtime's 16,554 relative relocations in 2.8 KB, not 398 KB read at
-        // every load (gold cannot pack them).
+        // every load (gold cannot pack them). GCC's unwinder (libgcc_eh.a, which the runtime's C++
+        // needs) inside too: loading libgcc_s.so.1 cost every process that loads the monitor
+        // ~0.05-0.08 ms, its constructor's CPUID instructions each a trap to the hypervisor in a VM.
         .unsafeFlags([
-          "-static-stdlib", "-use-ld=lld", "-L", "Sources/ElfHookMonitor/link",
+          "-static-stdlib", "-use-ld=lld", "-L", "Sources/ElfHookMonitor/link", "-Xclang-linker", "-static-libgcc",
           "-Xlinker", "--version-script=Sources/ElfHookMonitor/exports.map",
           "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
         ])

@@ -32,7 +32,7 @@ extension InjectionTests {
     records.compactMap { record in if case .dns(let dns) = record { dns } else { nil } }
   }
 
-  @Test("libElfHookPreload.so needs libc alone and exports nine calls; the monitor beside it needs no libstdc++")
+  @Test("libElfHookPreload.so needs libc alone and exports nine calls; the monitor beside it needs no libstdc++ nor libgcc_s")
   func preloadLibraryIsPlainC() throws {
     let (_, library) = try Self.products()
     let dynamic = try ProgramRun.run(["readelf", "-d", library])
@@ -54,6 +54,7 @@ extension InjectionTests {
     let monitorNeeds = String(decoding: monitorDynamic.stdout, as: UTF8.self).split(separator: "\n")
       .filter { $0.contains("(NEEDED)") }
     #expect(!monitorNeeds.isEmpty && !monitorNeeds.contains { $0.contains("libstdc++") }, "its C++ runtime is inside: \(monitorNeeds)")
+    #expect(!monitorNeeds.contains { $0.contains("libgcc_s") }, "its unwinder is inside: \(monitorNeeds)")
   }
 
   @Test("a lookup is recorded without loading the monitor; the first connect loads it, named after the lookup")
