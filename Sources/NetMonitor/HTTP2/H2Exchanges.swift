@@ -29,7 +29,9 @@ extension UnsafeMutablePointer where Pointee == H2Connection {
     return CH2_OK
   }
 
-  /// SETTINGS and GOAWAY (PING and WINDOW_UPDATE on stream 0 say nothing a record needs).
+  /// SETTINGS and GOAWAY (PING and WINDOW_UPDATE on stream 0 say nothing a record needs). Out of
+  /// line: a connection's frames are few beside its streams'.
+  @inline(never)
   private func connectionFrame(_ event: ch2_event, requests: Bool, now: UInt64, context: ExchangeContext) {
     switch Int32(event.type) {
     case Int32(CH2_SETTINGS):

@@ -15,7 +15,9 @@ enum H2Traffic {
   static let poolExhausted: UInt8 = 255
   /// Takes a direction's bytes when they are not HTTP/1.x's: HTTP/2 (read), bytes held while the
   /// direction is undecided, a tunnel or HTTP/2 that stopped (not read). False: HTTP/1.x's, for
-  /// the caller to parse (the bytes held before, if any, were parsed first).
+  /// the caller to parse (the bytes held before, if any, were parsed first). Never inlined into
+  /// its callers (the socket and TLS paths): one copy, which a stream's calls keep in the cache.
+  @inline(never)
   static func take(
     _ slot: UnsafeMutablePointer<ConnectionSlot>, _ bytes: Traffic.Bytes, _ count: Int, from offset: Int = 0,
     requests: Bool, fromPeer: Bool
