@@ -1,3 +1,4 @@
+import CHTTP2
 import CNetMonitor
 import Glibc
 import Testing
@@ -41,6 +42,14 @@ struct RecordLayoutTests {
     // The request head's scalars and a short request's text in one line: 38 bytes of method,
     // target and Host together (`GET`, `/1k.bin` and `127.0.0.1:18082` are 25).
     #expect(MemoryLayout<HTTPHead>.offset(of: \.text)! + 38 <= 64)
+  }
+
+  @Test("an HTTP/2 stream's slot holds a request head (streams.c keeps its bytes, Swift writes them)")
+  func streamHoldsAHead() {
+    #expect(MemoryLayout<HTTPHead>.size <= Int(CH2_STREAM_HEAD_BYTES))
+    #expect(MemoryLayout<HTTPHead>.alignment <= 8)
+    #expect(MemoryLayout<ch2_stream>.offset(of: \.head)! % 8 == 0)
+    #expect(MemoryLayout<ch2_stream>.stride % 8 == 0)
   }
 
   @Test("a head's method, target and Host are packed, and its readable bytes copied as one run")

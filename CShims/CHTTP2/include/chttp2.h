@@ -239,4 +239,122 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
  * not import arrays as large as `block`.) */
 static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return reader->block; }
 
+
+/* ---- a connection's streams (streams.c) ----------------------------------------------------------
+ * Both directions of one HTTP/2 connection and the streams under way, read from the frames each
+ * direction carries: each stream becomes one record (the recorder's callback) when both of its
+ * halves ended (END_STREAM each way), when it is reset (RST_STREAM), refused (GOAWAY), or when the
+ * connection closes. Each direction is read by the thread that moves its bytes; a stream's `state`
+ * is the one word both write, atomically: whichever half ends second records it. About 200 KB
+ * (two 64 KB block buffers, two HPACK tables, 128 streams), kept in a pool entry whose pages are
+ * touched only as a connection uses them: never initialized whole (ch2_connection_start writes the
+ * scalars; a stream slot's fields are written when a stream takes it). */
+
+#define CH2_STREAM_CAPACITY 128u
+/* Bytes the recorder keeps of a stream's request head (its own layout; it checks that it fits). */
+#define CH2_STREAM_HEAD_BYTES 832u
+
+/* One stream's slot: its request half, written by the thread that reads the request direction, its
+ * response half, by the one that reads the response direction (a pushed stream's request half is
+ * its PUSH_PROMISE's, written by the response direction). */
+typedef struct ch2_stream {
+  /* The stream's tag (ch2_stream_tag) and which halves ended: CH2_REQUEST_ENDED, CH2_RESPONSE_ENDED,
+   * CH2_RESET. Changed only atomically. */
+  uint64_t state;
+  /* The request half. */
+  uint64_t request_tag;    /* the tag of the stream the request half's fields are of */
+  uint64_t start;          /* monotonic ns: when its request's HEADERS (or PUSH_PROMISE) was read */
+  uint64_t request_bytes;  /* frame bytes of the stream in the request direction, headers included */
+  uint32_t ordinal;        /* streams opened on the connection before this one */
+  uint8_t has_head;        /* `head` holds the request's method, path and :authority */
+  /* The response half. */
+  uint8_t response_complete; /* the response ended with END_STREAM */
+  uint16_t status;         /* the final :status (a 1xx is kept only until a final one); 0: none */
+  uint64_t response_tag;
+  uint64_t first_byte;     /* monotonic ns: the first response HEADERS (0: none yet) */
+  uint64_t response_bytes;
+  int16_t grpc_status;     /* grpc-status of the headers (trailers-only) or trailers; -1: none */
+  uint8_t grpc_message_length;
+  uint8_t grpc_message[CH2_GRPC_MESSAGE_BYTES];
+  /* The request head as the recorder keeps it (take_request_head writes it). */
+  _Alignas(8) uint8_t head[CH2_STREAM_HEAD_BYTES];
+} ch2_stream;
+
+enum { CH2_REQUEST_ENDED = 1, CH2_RESPONSE_ENDED = 2, CH2_RESET = 4 };
+
+typedef struct ch2_direction {
+  ch2_reader reader;
+  ch2_hpack_decoder decoder;
+  ch2_fields fields; /* of the last header block it decoded */
+} ch2_direction;
+
+typedef struct ch2_connection {
+  uint32_t generation;     /* this connection's taking of its pool entry: in every tag of its streams */
+  uint32_t streams_opened; /* by either side: a stream's ordinal */
+  /* Streams recorded, by who recorded them (no counter has two writers). */
+  uint32_t recorded_by_requests, recorded_by_responses, recorded_at_finish;
+  ch2_direction requests;  /* the client's frames */
+  ch2_direction responses; /* the server's */
+  ch2_stream streams[CH2_STREAM_CAPACITY];
+} ch2_connection;
+
+/* What the recorder does with a stream: take its request head from the fields of the header block
+ * that opened it (a HEADERS, or a PUSH_PROMISE for a pushed stream), and record it once it ended
+ * (`now`: when). `context` is the reader's (ch2_connection_read), passed through. */
+typedef struct ch2_stream_callbacks {
+  void (*take_request_head)(void *context, ch2_connection *connection, ch2_stream *stream,
+                            const ch2_fields *fields);
+  void (*record)(void *context, ch2_connection *connection, ch2_stream *stream, uint32_t id, uint64_t now);
+} ch2_stream_callbacks;
+
+/* Sets what every connection does with its streams (once, before any is read). */
+void ch2_set_stream_callbacks(const ch2_stream_callbacks *callbacks);
+
+/* Makes a pool entry fresh for a new connection: its scalars and both directions' readers and
+ * tables (the stream slots' tags carry `generation`, so old slots are not this connection's). */
+void ch2_connection_start(ch2_connection *connection, uint32_t generation);
+
+/* Reads `count` bytes of the request direction (`requests`) or the response direction, frame by
+ * frame, at `now`: every header block decoded (the tables must stay the encoders'), each stream's
+ * halves followed, and the streams that end handed to the callbacks with `context`. Returns CH2_OK, or what stopped
+ * the direction (a malformed frame or header block; it reads nothing more). */
+ch2_status ch2_connection_read(ch2_connection *connection, int requests, const uint8_t *bytes, size_t count,
+                               uint64_t now, void *context);
+
+/* The connection closed at `now`: its streams still open are recorded, as not complete. */
+void ch2_connection_finish(ch2_connection *connection, uint64_t now, void *context);
+
+/* Streams recorded on the connection. */
+static inline uint64_t ch2_connection_recorded(const ch2_connection *connection) {
+  return (uint64_t)connection->recorded_by_requests + connection->recorded_by_responses +
+         connection->recorded_at_finish;
+}
+
+/* The slot of stream `id`: client-initiated (odd) streams in order, server-initiated (even) ones
+ * half the table away, so that a pushed stream meets the stream that promised it rarely. 128
+ * streams in flight at once are followed exactly; a stream opened while its slot still holds one
+ * 128 streams older takes the slot over, and the older one is not recorded. */
+static inline ch2_stream *ch2_stream_slot(ch2_connection *connection, uint32_t id) {
+  uint32_t index = ((id >> 1) + ((id & 1) == 0 ? 64u : 0u)) & (CH2_STREAM_CAPACITY - 1);
+  return &connection->streams[index];
+}
+
+/* The tag of stream `id` on this connection (a stream's state without its bits). */
+static inline uint64_t ch2_stream_tag(const ch2_connection *connection, uint32_t id) {
+  return (uint64_t)(connection->generation & 0x3FFFFFFFu) << 34 | (uint64_t)(id & 0x7FFFFFFFu) << 3;
+}
+
+/* The request half of `stream` is stream `tag`'s: made fresh if it was another's. 0 when the
+ * stream was recorded already (a frame after its end). */
+int ch2_stream_claim_request_half(ch2_stream *stream, uint64_t tag);
+
+/* Ends `halves` (CH2_REQUEST_ENDED, CH2_RESPONSE_ENDED, with CH2_RESET to end both at once) of
+ * stream `tag`. 1 when this call ended the last half that was open: the caller records the stream.
+ * A slot still tagged with an older stream is taken over. */
+int ch2_stream_end(ch2_stream *stream, uint64_t halves, uint64_t tag);
+
+/* A view of `stream->head` for the recorder. (Swift does not import a byte array this large as
+ * anything it can point into.) */
+static inline void *ch2_stream_head(ch2_stream *stream) { return stream->head; }
+
 #endif

@@ -34,7 +34,7 @@ enum H2Traffic {
     guard mode == H2Link.Mode.h2 else { return mode != H2Link.Mode.http1 }
     let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(cnm_load_u64(link.pointer(to: \.connection)!)))!
     let now = MonotonicClock.now()
-    let context = Traffic.exchangeContext(slot)
+    let context = UnsafeMutableRawPointer(slot)
     var status = CH2_OK
     if heldCount > 0 { status = readHeld(connection, held, heldCount, requests: requests, now: now, context: context) }
     var skip = offset
@@ -104,7 +104,7 @@ enum H2Traffic {
   @inline(never)
   private static func readHeld(
     _ connection: UnsafeMutablePointer<H2Connection>, _ held: UInt64, _ count: Int, requests: Bool, now: UInt64,
-    context: ExchangeContext
+    context: UnsafeMutableRawPointer
   ) -> ch2_status {
     var bytes = held
     return withUnsafeBytes(of: &bytes) { buffer in
@@ -112,30 +112,16 @@ enum H2Traffic {
     }
   }
 
-  /// Reads a piece of a direction's bytes, frame by frame. Returns what stopped it, or CH2_OK.
+  /// Reads a piece of a direction's bytes (streams.c: frame by frame, each stream that ends
+  /// recorded through ``H2Streams``'s callbacks, with the connection's slot as their context).
+  /// Returns what stopped it, or CH2_OK.
+  @inline(__always)
   private static func read(
     _ connection: UnsafeMutablePointer<H2Connection>, _ piece: UnsafeRawBufferPointer, requests: Bool, now: UInt64,
-    context: ExchangeContext
+    context: UnsafeMutableRawPointer
   ) -> ch2_status {
-    guard var base = piece.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return CH2_OK }
-    let reader = connection.direction(requests: requests).pointer(to: \.reader)!
-    var left = piece.count
-    while left > 0 {
-      var event = ch2_event()
-      let read = ch2_read(reader, base, left, &event)
-      base += read
-      left -= read
-      switch UInt32(event.kind) {
-      case CH2_EVENT_FRAME.rawValue:
-        let status = connection.frameEnded(event, requests: requests, now: now, context: context)
-        if status != CH2_OK { return status }
-      case CH2_EVENT_ERROR.rawValue:
-        return ch2_status(UInt32(reader.pointee.status))
-      default:
-        break
-      }
-    }
-    return CH2_OK
+    guard let base = piece.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return CH2_OK }
+    return ch2_connection_read(connection, requests ? 1 : 0, base, piece.count, now, context)
   }
 
   /// What a direction's first bytes say (those seen before, `seen`, then this call's from
@@ -216,8 +202,8 @@ enum H2Traffic {
     let link = slot.pointer(to: \.h2)!.pointer(to: \.connection)!
     let address = cnm_load_u64(link)
     guard address != 0, let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(address)) else { return 0 }
-    connection.finish(now: MonotonicClock.now(), context: Traffic.exchangeContext(slot))
-    let recorded = connection.pointee.recorded
+    ch2_connection_finish(connection, MonotonicClock.now(), UnsafeMutableRawPointer(slot))
+    let recorded = ch2_connection_recorded(connection)
     cnm_store_u64(link, 0)
     connection.giveBack()
     return recorded

@@ -25,6 +25,7 @@ enum ConnectionTable {
     // Without the pool (an address-space limit), HTTP/2 connections are counted, not read: their
     // records say so (`H2Traffic.poolExhausted`).
     _ = cnm_h2_pool_set_up(MemoryLayout<H2Connection>.size)
+    H2Streams.install()
     ExchangeLines.install()
     installReplayFields()
     return true

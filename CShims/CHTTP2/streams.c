@@ -1,0 +1,252 @@
+/* A connection's streams, read from its frames (chttp2.h). Each direction's frames come here from
+ * the thread that moves its bytes; a stream's `state` is the one word both directions write. */
+#include "chttp2.h"
+
+#include <string.h>
+
+/* ---- a stream's halves --------------------------------------------------------------------------- */
+
+/* Both halves of stream `tag` ended: it was recorded. */
+static inline int is_recorded(const ch2_stream *stream, uint64_t tag) {
+  uint64_t state = __atomic_load_n(&stream->state, __ATOMIC_ACQUIRE);
+  return (state & ~(uint64_t)7) == tag && (state & 3) == 3;
+}
+
+/* See chttp2.h. */
+int ch2_stream_claim_request_half(ch2_stream *stream, uint64_t tag) {
+  if (stream->request_tag == tag) return !is_recorded(stream, tag);
+  if (is_recorded(stream, tag)) return 0;
+  stream->request_tag = tag;
+  stream->start = 0;
+  stream->request_bytes = 0;
+  stream->ordinal = 0;
+  stream->has_head = 0;
+  return 1;
+}
+
+/* The response half is stream `tag`'s: made fresh if it was another's. 0 when the stream was
+ * recorded already. */
+static int claim_response_half(ch2_stream *stream, uint64_t tag) {
+  if (stream->response_tag == tag) return !is_recorded(stream, tag);
+  if (is_recorded(stream, tag)) return 0;
+  stream->response_tag = tag;
+  stream->first_byte = 0;
+  stream->response_bytes = 0;
+  stream->status = 0;
+  stream->grpc_status = -1;
+  stream->response_complete = 0;
+  stream->grpc_message_length = 0;
+  return 1;
+}
+
+/* See chttp2.h. */
+int ch2_stream_end(ch2_stream *stream, uint64_t halves, uint64_t tag) {
+  uint64_t current = __atomic_load_n(&stream->state, __ATOMIC_ACQUIRE);
+  for (;;) {
+    uint64_t base = (current & ~(uint64_t)7) == tag ? current : tag;
+    if ((base & 3) == 3) return 0;
+    uint64_t next = base | halves;
+    if (__atomic_compare_exchange_n(&stream->state, &current, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return (next & 3) == 3;
+  }
+}
+
+/* ---- the frames ------------------------------------------------------------------------------------ */
+
+/* What a read of one direction passes along. */
+typedef struct reading {
+  ch2_connection *connection;
+  uint64_t now;
+  void *context;
+} reading;
+
+static ch2_stream_callbacks callbacks;
+
+/* Stream `id` in `stream` ended, by the request direction or the response direction (`by`, the
+ * counter it adds to): recorded. */
+static void record(const reading *read, ch2_stream *stream, uint32_t id, uint32_t *by) {
+  (*by)++;
+  callbacks.record(read->context, read->connection, stream, id, read->now);
+}
+
+/* The request half opens at `now`, the connection's next stream. */
+static void open_request(ch2_connection *connection, ch2_stream *stream, uint64_t now) {
+  stream->start = now;
+  stream->ordinal = __atomic_fetch_add(&connection->streams_opened, 1, __ATOMIC_RELAXED);
+}
+
+/* Ends, as not complete, the streams past `last` that the client (`opened_by_client` 1) or the
+ * server (0) opened, or both (-1): a GOAWAY's refusal, or every stream still open at the close. */
+static void end_streams(const reading *read, uint32_t last, int opened_by_client, uint32_t *by) {
+  ch2_connection *connection = read->connection;
+  uint64_t generation = connection->generation & 0x3FFFFFFFu;
+  for (uint32_t index = 0; index < CH2_STREAM_CAPACITY; index++) {
+    ch2_stream *stream = &connection->streams[index];
+    /* The stream the slot holds now, by whichever half is this connection's (the newer if both). */
+    uint64_t request_tag = stream->request_tag, response_tag = stream->response_tag;
+    uint64_t tag = request_tag >> 34 == generation ? request_tag : 0;
+    if (response_tag >> 34 == generation && response_tag > tag) tag = response_tag;
+    uint32_t id = (uint32_t)(tag >> 3) & 0x7FFFFFFFu;
+    if (tag == 0 || id <= last) continue;
+    if (opened_by_client >= 0 && (int)(id & 1) != opened_by_client) continue;
+    if (ch2_stream_end(stream, CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET, tag)) record(read, stream, id, by);
+  }
+}
+
+/* SETTINGS and GOAWAY (PING and WINDOW_UPDATE on stream 0 say nothing a record needs). Out of
+ * line: a connection's own frames are few beside its streams'. */
+__attribute__((noinline)) static void connection_frame(const reading *read, const ch2_event *event, int requests) {
+  ch2_connection *connection = read->connection;
+  if (event->type == CH2_SETTINGS) {
+    /* The sender's decoder allows the other direction's encoder a table this large: only ever
+     * raised here, so that blocks sent before the sender's setting was acknowledged still read. */
+    if (event->header_table_size == UINT32_MAX) return;
+    ch2_hpack_decoder *decoder = requests ? &connection->responses.decoder : &connection->requests.decoder;
+    if (event->header_table_size > decoder->limit) ch2_hpack_set_limit(decoder, event->header_table_size);
+  } else if (event->type == CH2_GOAWAY) {
+    /* The streams the other side opened past the last one the sender processed never will be. */
+    end_streams(read, event->last_stream_id, !requests,
+                requests ? &connection->recorded_by_requests : &connection->recorded_by_responses);
+  }
+}
+
+static void request_frame(const reading *read, const ch2_event *event, uint32_t id) {
+  ch2_connection *connection = read->connection;
+  ch2_stream *stream = ch2_stream_slot(connection, id);
+  uint64_t tag = ch2_stream_tag(connection, id);
+  if (stream->request_tag != tag) {
+    /* Only HEADERS opens a stream: a PRIORITY frame for an idle stream (nghttp's anchors) or a
+     * WINDOW_UPDATE after the end opens nothing. */
+    if (event->type != CH2_HEADERS || !ch2_stream_claim_request_half(stream, tag)) return;
+    open_request(connection, stream, read->now);
+  } else if (is_recorded(stream, tag)) {
+    return;
+  }
+  stream->request_bytes += event->frame_bytes;
+  if (event->has_block && !stream->has_head)
+    callbacks.take_request_head(read->context, connection, stream, &connection->requests.fields);
+  uint64_t halves = event->type == CH2_RST_STREAM ? CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET
+                    : event->end_stream          ? CH2_REQUEST_ENDED
+                                                 : 0;
+  if (halves && ch2_stream_end(stream, halves, tag)) record(read, stream, id, &connection->recorded_by_requests);
+}
+
+/* A PUSH_PROMISE's header block: the request of the stream it promises, which the server opens.
+ * Out of line: rare. */
+__attribute__((noinline)) static void promised(const reading *read, uint32_t id, const ch2_fields *request) {
+  ch2_connection *connection = read->connection;
+  ch2_stream *stream = ch2_stream_slot(connection, id);
+  uint64_t tag = ch2_stream_tag(connection, id);
+  if (id == 0 || !ch2_stream_claim_request_half(stream, tag)) return;
+  open_request(connection, stream, read->now);
+  callbacks.take_request_head(read->context, connection, stream, request);
+  (void)ch2_stream_end(stream, CH2_REQUEST_ENDED, tag); /* its response is still to come */
+}
+
+/* A response header block: the final status (a 1xx only until it comes), and a gRPC call's status
+ * and message (trailers, or the headers of a trailers-only response). */
+static void take_response_fields(ch2_stream *stream, const ch2_fields *fields) {
+  if (fields->status != 0 && (stream->status == 0 || stream->status < 200)) stream->status = fields->status;
+  if (fields->grpc_status >= 0) {
+    stream->grpc_status = fields->grpc_status;
+    uint8_t length = (uint8_t)(fields->grpc_message_length < CH2_GRPC_MESSAGE_BYTES ? fields->grpc_message_length
+                                                                                     : CH2_GRPC_MESSAGE_BYTES);
+    memcpy(stream->grpc_message, fields->grpc_message, length);
+    stream->grpc_message_length = length;
+  }
+}
+
+static void response_frame(const reading *read, const ch2_event *event, uint32_t id) {
+  ch2_connection *connection = read->connection;
+  ch2_stream *stream = ch2_stream_slot(connection, id);
+  uint64_t tag = ch2_stream_tag(connection, id);
+  if (stream->response_tag != tag) {
+    /* A response begins with HEADERS; a RST_STREAM ends a stream the other side opened. */
+    int opens = event->type == CH2_HEADERS || stream->request_tag == tag;
+    if (!opens || !claim_response_half(stream, tag)) return;
+  } else if (is_recorded(stream, tag)) {
+    return;
+  }
+  stream->response_bytes += event->frame_bytes;
+  if (event->type == CH2_HEADERS && stream->first_byte == 0) stream->first_byte = read->now;
+  if (event->has_block) {
+    if (event->block_is_push) {
+      promised(read, event->promised_stream_id, &connection->responses.fields);
+    } else {
+      take_response_fields(stream, &connection->responses.fields);
+    }
+  }
+  uint64_t halves;
+  if (event->type == CH2_RST_STREAM) {
+    halves = CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET;
+  } else if (event->end_stream) {
+    stream->response_complete = 1;
+    halves = CH2_RESPONSE_ENDED;
+  } else {
+    return;
+  }
+  if (ch2_stream_end(stream, halves, tag)) record(read, stream, id, &connection->recorded_by_responses);
+}
+
+/* A frame of the request direction (`requests`) or the response direction ended. Returns the
+ * status that stops the direction (a header block that does not decode), or CH2_OK. */
+static ch2_status frame_ended(const reading *read, const ch2_event *event, int requests) {
+  ch2_direction *direction = requests ? &read->connection->requests : &read->connection->responses;
+  /* Every header block is decoded, whatever its stream: the table must stay the encoder's. */
+  if (event->has_block) {
+    ch2_status status = ch2_hpack_decode(&direction->decoder, ch2_reader_block(&direction->reader),
+                                         direction->reader.block_length, &direction->fields);
+    if (status != CH2_OK) return status;
+  }
+  uint32_t id = event->stream_id;
+  if (id == 0) {
+    connection_frame(read, event, requests);
+  } else if (requests) {
+    request_frame(read, event, id);
+  } else {
+    response_frame(read, event, id);
+  }
+  return CH2_OK;
+}
+
+/* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
+
+/* See chttp2.h. */
+void ch2_set_stream_callbacks(const ch2_stream_callbacks *given) { callbacks = *given; }
+
+/* See chttp2.h. */
+void ch2_connection_start(ch2_connection *connection, uint32_t generation) {
+  connection->generation = generation;
+  connection->streams_opened = 0;
+  connection->recorded_by_requests = connection->recorded_by_responses = connection->recorded_at_finish = 0;
+  ch2_reader_init(&connection->requests.reader, 1); /* the client's frames follow its preface */
+  ch2_hpack_init(&connection->requests.decoder);
+  ch2_reader_init(&connection->responses.reader, 0);
+  ch2_hpack_init(&connection->responses.decoder);
+}
+
+/* See chttp2.h. */
+ch2_status ch2_connection_read(ch2_connection *connection, int requests, const uint8_t *bytes, size_t count,
+                               uint64_t now, void *context) {
+  ch2_reader *reader = requests ? &connection->requests.reader : &connection->responses.reader;
+  reading read = {connection, now, context};
+  while (count > 0) {
+    ch2_event event;
+    size_t taken = ch2_read(reader, bytes, count, &event);
+    bytes += taken;
+    count -= taken;
+    if (event.kind == CH2_EVENT_FRAME) {
+      ch2_status status = frame_ended(&read, &event, requests);
+      if (status != CH2_OK) return status;
+    } else if (event.kind == CH2_EVENT_ERROR) {
+      return (ch2_status)reader->status;
+    }
+  }
+  return CH2_OK;
+}
+
+/* See chttp2.h. */
+void ch2_connection_finish(ch2_connection *connection, uint64_t now, void *context) {
+  reading read = {connection, now, context};
+  end_streams(&read, 0, -1, &connection->recorded_at_finish);
+}
