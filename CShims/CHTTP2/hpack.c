@@ -753,6 +753,7 @@ static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *re
   decoder->replay_inserts = (uint16_t)recorder->inserted; /* at most CH2_HPACK_MAX_ENTRIES */
   decoder->replay_size = (uint16_t)recorder->inserted_size; /* at most CH2_HPACK_TABLE_SIZE / 2 */
   decoder->replay_whole = !(recorder->named_dynamic && recorder->inserted > 0);
+  decoder->replay_run = recorder->inserted;
   decoder->replay_prefix_count = (uint8_t)prefixes;
   copy_all_fields(&decoder->replay_fields, fields);
 }
@@ -843,6 +844,7 @@ void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->memo_recent = 0;
   decoder->prefix_fields_replayed = 0;
   decoder->replay_length = 0;
+  decoder->replay_steady = 0;
 }
 
 /* See chttp2.h. */
@@ -856,7 +858,16 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
   }
   unsigned prefixes = fields_to_replay(decoder, block, length);
   if (prefixes == REPLAY_WHOLE) {
-    if (decoder->replay_inserts > 0) replay_entries(decoder, decoder->replay_inserts, decoder->replay_size);
+    if (decoder->replay_inserts > 0 && !decoder->replay_steady) {
+      replay_entries(decoder, decoder->replay_inserts, decoder->replay_size);
+      /* Once the table holds fewer entries than the block and its replays inserted, it holds only
+       * theirs: the newest that fit of that block's entries repeated (eviction keeps the newest
+       * that fit). Another replay keeps the newest that fit of the same repetition, one copy
+       * longer: the same entries. So from then on the table is left as it is (nginx's repeated
+       * response: ~300 instructions a block). Any other block decoded ends it. */
+      decoder->replay_run += decoder->replay_inserts;
+      if (decoder->count < decoder->replay_run) decoder->replay_steady = 1;
+    }
     copy_all_fields(fields, &decoder->replay_fields);
     return CH2_OK;
   }
@@ -876,6 +887,7 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
     decoder->prefix_fields_replayed += prefixes;
   }
   decoder->replay_length = 0;
+  decoder->replay_steady = 0;
   while (cursor.at < cursor.end) {
     uint8_t first = *cursor.at;
     ch2_status status;

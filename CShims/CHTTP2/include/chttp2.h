@@ -117,6 +117,8 @@ typedef struct ch2_hpack_decoder {
   uint16_t replay_size;     /* the RFC 7541 size of the entries it inserted (at most half the table) */
   uint16_t replay_inserts;  /* entries that block inserted: the table's newest */
   uint8_t replay_whole;     /* whether the whole block replays, or only its prefixes */
+  uint8_t replay_steady;    /* replaying it whole again leaves the table as it is (see hpack.c) */
+  uint32_t replay_run;      /* entries it and its replays since inserted, until replay_steady */
   uint8_t replay_prefix_count; /* of `replay_prefixes` */
   struct ch2_hpack_prefix {
     uint16_t end;           /* where its first fields end in the block, */
