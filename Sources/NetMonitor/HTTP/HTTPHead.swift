@@ -119,6 +119,13 @@ public struct HTTPHead: Sendable {
     methodLength &+= 1
   }
 
+  /// Appends `bytes` to the method (before any target or `Host` byte), up to its capacity.
+  @inline(__always)
+  mutating func appendMethod(_ bytes: UnsafeRawBufferPointer) {
+    let copied = Self.copy(bytes, into: &text, at: Int(methodLength), room: Self.methodCapacity &- Int(methodLength))
+    methodLength &+= UInt8(truncatingIfNeeded: copied)
+  }
+
   /// Appends `byte` to the target, or marks it truncated when it is full.
   @inline(__always)
   mutating func appendTargetByte(_ byte: UInt8) {

@@ -41,7 +41,7 @@ enum H2Streams {
       start: raw + MemoryLayout<ch2_fields>.offset(of: \.path)!, count: Int(fields.pointee.path_length))
     let authority = UnsafeRawBufferPointer(
       start: raw + MemoryLayout<ch2_fields>.offset(of: \.authority)!, count: Int(fields.pointee.authority_length))
-    for byte in method.prefix(HTTPHead.methodCapacity) { head.pointee.appendMethodByte(byte) }
+    head.pointee.appendMethod(method)
     head.pointee.appendTarget(path.isEmpty ? authority : path)
     if fields.pointee.path_truncated != 0 { head.pointee.targetTruncated = true }
     _ = head.pointee.appendHost(authority)
