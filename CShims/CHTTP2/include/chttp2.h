@@ -1,7 +1,9 @@
 /*
- * chttp2.h — reading HTTP/2 (RFC 9113) from the bytes of one direction of a connection: a frame
- * reader that works across any split of the bytes, and an HPACK (RFC 7541) decoder that keeps the
- * direction's dynamic table in sync and decodes the few fields a monitor records.
+ * chttp2.h — reading HTTP/2 (RFC 9113) from the bytes of a connection: for each direction, a frame
+ * reader that works across any split of the bytes and an HPACK (RFC 7541) decoder that keeps the
+ * direction's dynamic table in sync and decodes the few fields a monitor records; and for the
+ * connection, its streams followed from both directions' frames, each handed to the monitor's
+ * recorder once it ended.
  *
  * Everything is plain data, preallocated by the caller (the monitor keeps the readers in a pool of
  * pages that are touched only as they are used); nothing here allocates, locks, does I/O or
@@ -240,7 +242,6 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
 /* The header block of the event just read (has_block), `reader->block_length` bytes. (Swift does
  * not import arrays as large as `block`.) */
 static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return reader->block; }
-
 
 /* ---- a connection's streams (streams.c) ----------------------------------------------------------
  * Both directions of one HTTP/2 connection and the streams under way, read from the frames each
