@@ -60,13 +60,12 @@ typedef struct reading {
   void *context;
 } reading;
 
-static ch2_stream_callbacks callbacks;
 
 /* Stream `id` in `stream` ended, by the request direction or the response direction (`by`, the
  * counter it adds to): recorded. */
 static void record(const reading *read, ch2_stream *stream, uint32_t id, uint32_t *by) {
   (*by)++;
-  callbacks.record(read->context, read->connection, stream, id, read->now);
+  read->connection->callbacks->record(read->context, read->connection, stream, id, read->now);
 }
 
 /* The request half opens at `now`, the connection's next stream. */
@@ -124,7 +123,7 @@ static void request_frame(const reading *read, const ch2_event *event, uint32_t 
   }
   stream->request_bytes += event->frame_bytes;
   if (event->has_block && !stream->has_head)
-    callbacks.take_request_head(read->context, connection, stream, &connection->requests.fields);
+    read->connection->callbacks->take_request_head(read->context, connection, stream, &connection->requests.fields);
   uint64_t halves = event->type == CH2_RST_STREAM ? CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET
                     : event->end_stream          ? CH2_REQUEST_ENDED
                                                  : 0;
@@ -139,7 +138,7 @@ __attribute__((noinline)) static void promised(const reading *read, uint32_t id,
   uint64_t tag = ch2_stream_tag(connection, id);
   if (id == 0 || !ch2_stream_claim_request_half(stream, tag)) return;
   open_request(connection, stream, read->now);
-  callbacks.take_request_head(read->context, connection, stream, request);
+  read->connection->callbacks->take_request_head(read->context, connection, stream, request);
   (void)ch2_stream_end(stream, CH2_REQUEST_ENDED, tag); /* its response is still to come */
 }
 
@@ -212,10 +211,8 @@ static ch2_status frame_ended(const reading *read, const ch2_event *event, int r
 /* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
 
 /* See chttp2.h. */
-void ch2_set_stream_callbacks(const ch2_stream_callbacks *given) { callbacks = *given; }
-
-/* See chttp2.h. */
-void ch2_connection_start(ch2_connection *connection, uint32_t generation) {
+void ch2_connection_start(ch2_connection *connection, uint32_t generation, const ch2_stream_callbacks *callbacks) {
+  connection->callbacks = callbacks;
   connection->generation = generation;
   connection->streams_opened = 0;
   connection->recorded_by_requests = connection->recorded_by_responses = connection->recorded_at_finish = 0;

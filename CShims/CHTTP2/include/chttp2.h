@@ -291,7 +291,10 @@ typedef struct ch2_direction {
   ch2_fields fields; /* of the last header block it decoded */
 } ch2_direction;
 
+typedef struct ch2_stream_callbacks ch2_stream_callbacks;
+
 typedef struct ch2_connection {
+  const ch2_stream_callbacks *callbacks; /* what is done with its streams */
   uint32_t generation;     /* this connection's taking of its pool entry: in every tag of its streams */
   uint32_t streams_opened; /* by either side: a stream's ordinal */
   /* Streams recorded, by who recorded them (no counter has two writers). */
@@ -304,18 +307,16 @@ typedef struct ch2_connection {
 /* What the recorder does with a stream: take its request head from the fields of the header block
  * that opened it (a HEADERS, or a PUSH_PROMISE for a pushed stream), and record it once it ended
  * (`now`: when). `context` is the reader's (ch2_connection_read), passed through. */
-typedef struct ch2_stream_callbacks {
+struct ch2_stream_callbacks {
   void (*take_request_head)(void *context, ch2_connection *connection, ch2_stream *stream,
                             const ch2_fields *fields);
   void (*record)(void *context, ch2_connection *connection, ch2_stream *stream, uint32_t id, uint64_t now);
-} ch2_stream_callbacks;
-
-/* Sets what every connection does with its streams (once, before any is read). */
-void ch2_set_stream_callbacks(const ch2_stream_callbacks *callbacks);
+};
 
 /* Makes a pool entry fresh for a new connection: its scalars and both directions' readers and
- * tables (the stream slots' tags carry `generation`, so old slots are not this connection's). */
-void ch2_connection_start(ch2_connection *connection, uint32_t generation);
+ * tables (the stream slots' tags carry `generation`, so old slots are not this connection's), and
+ * what is done with its streams (`callbacks`, which must outlive it). */
+void ch2_connection_start(ch2_connection *connection, uint32_t generation, const ch2_stream_callbacks *callbacks);
 
 /* Reads `count` bytes of the request direction (`requests`) or the response direction, frame by
  * frame, at `now`: every header block decoded (the tables must stay the encoders'), each stream's

@@ -14,7 +14,7 @@ extension UnsafeMutablePointer where Pointee == H2Connection {
     var generation: UInt32 = 0
     guard let raw = cnm_h2_pool_take(&generation) else { return nil }
     let connection = raw.bindMemory(to: H2Connection.self, capacity: 1)
-    ch2_connection_start(connection, generation)
+    ch2_connection_start(connection, generation, H2Streams.callbacks)
     return connection
   }
 

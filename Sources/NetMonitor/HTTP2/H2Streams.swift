@@ -3,22 +3,28 @@ import CNetMonitor
 
 /// What the recorder does with an HTTP/2 stream that streams.c follows: take its request head
 /// (method, path as the target, :authority as the host) from the header block that opened it, and
-/// write its http record once it ended. streams.c calls these (``install()``) with the
+/// write its http record once it ended. streams.c calls these (``callbacks``) with the
 /// connection's table slot as its context. Nothing here allocates, locks or does I/O.
 enum H2Streams {
-  /// Gives streams.c the callbacks (`ch2_set_stream_callbacks`), before any connection is read.
-  static func install() {
-    var callbacks = ch2_stream_callbacks(
-      take_request_head: { context, _, stream, fields in
-        let slot = context!.assumingMemoryBound(to: ConnectionSlot.self)
-        H2Streams.takeRequestHead(stream!, from: fields!, context: Traffic.exchangeContext(slot))
-      },
-      record: { context, connection, stream, id, now in
-        let slot = context!.assumingMemoryBound(to: ConnectionSlot.self)
-        H2Streams.record(connection!, stream!, id: id, now: now, context: Traffic.exchangeContext(slot))
-      })
-    ch2_set_stream_callbacks(&callbacks)
-  }
+  /// What every connection's streams.c calls (`ch2_connection_start` keeps the pointer): made once,
+  /// when the connection table is set up (``install()``), never in a hook.
+  nonisolated(unsafe) static let callbacks: UnsafePointer<ch2_stream_callbacks> = {
+    let callbacks = UnsafeMutablePointer<ch2_stream_callbacks>.allocate(capacity: 1)
+    callbacks.initialize(
+      to: ch2_stream_callbacks(
+        take_request_head: { context, _, stream, fields in
+          let slot = context!.assumingMemoryBound(to: ConnectionSlot.self)
+          H2Streams.takeRequestHead(stream!, from: fields!, context: Traffic.exchangeContext(slot))
+        },
+        record: { context, connection, stream, id, now in
+          let slot = context!.assumingMemoryBound(to: ConnectionSlot.self)
+          H2Streams.record(connection!, stream!, id: id, now: now, context: Traffic.exchangeContext(slot))
+        }))
+    return UnsafePointer(callbacks)
+  }()
+
+  /// Makes ``callbacks`` before any connection is read.
+  static func install() { _ = callbacks }
 
   /// The request head kept in `stream` (its layout is ``HTTPHead``'s; `RecordLayoutTests` checks
   /// that it fits `CH2_STREAM_HEAD_BYTES`).
