@@ -158,23 +158,25 @@ static int payload_at_once(uint8_t type, uint8_t flags) {
   return type == CH2_DATA || (type == CH2_HEADERS && !(flags & (CH2_FLAG_PADDED | CH2_FLAG_PRIORITY)));
 }
 
-/* Reads at once the frame that `bytes` begins with when it is whole there (`length` bytes) and
- * reading it takes none of the general path's state: a DATA, WINDOW_UPDATE, PING, PRIORITY or
- * unknown frame, or a HEADERS frame that ends its block, neither padded nor with a priority, its
- * fragment fitting in the block (a response's headers and body, a request's headers: most frames).
- * Fills `event` as end_frame would and returns the frame's bytes; 0 when the general path is to
- * read it (it may be an error, which the general path reports). */
-static size_t read_whole_frame(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event) {
-  uint32_t payload = (uint32_t)bytes[0] << 16 | (uint32_t)bytes[1] << 8 | bytes[2];
-  if (length - 9 < payload || reader->block_open) return 0;
-  uint8_t type = bytes[3], flags = bytes[4];
-  uint32_t stream_id = read_u32(bytes + 5) & 0x7fffffffu;
+/* Reads at once the frame whose 9-byte header is at `header` and whose payload begins at
+ * `payload_bytes` (`available` bytes there) when it is whole there and reading it takes none of the
+ * general path's state: a DATA, WINDOW_UPDATE, PING, PRIORITY or unknown frame, or a HEADERS frame
+ * that ends its block, neither padded nor with a priority, its fragment fitting in the block (a
+ * response's headers and body, a request's headers: most frames). Fills `event` as end_frame
+ * would and returns the frame's bytes; 0 when the general path is to read it (it may be an error,
+ * which the general path reports). */
+static size_t read_frame_at(ch2_reader *reader, const uint8_t *header, const uint8_t *payload_bytes, size_t available,
+                            ch2_event *event) {
+  uint32_t payload = (uint32_t)header[0] << 16 | (uint32_t)header[1] << 8 | header[2];
+  if (available < payload || reader->block_open) return 0;
+  uint8_t type = header[3], flags = header[4];
+  uint32_t stream_id = read_u32(header + 5) & 0x7fffffffu;
   switch (type) {
   case CH2_HEADERS:
     if (stream_id == 0 || !payload_at_once(type, flags) || !(flags & CH2_FLAG_END_HEADERS) || payload > CH2_BLOCK_BYTES) {
       return 0;
     }
-    memcpy(reader->block, bytes + 9, payload);
+    memcpy(reader->block, payload_bytes, payload);
     reader->block_length = payload;
     reader->block_is_push = 0;
     event->has_block = 1;
@@ -195,6 +197,11 @@ static size_t read_whole_frame(ch2_reader *reader, const uint8_t *bytes, size_t 
   event->frame_bytes = 9 + payload;
   reader->frames++;
   return 9 + (size_t)payload;
+}
+
+/* read_frame_at for a frame that `bytes` (`length` bytes, at least 9) begins with. */
+static size_t read_whole_frame(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event) {
+  return read_frame_at(reader, bytes, bytes + 9, length - 9, event);
 }
 
 /* See chttp2.h. */
@@ -334,4 +341,16 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
     }
   }
   return read_in_parts(reader, bytes, length, event);
+}
+
+/* See chttp2.h. */
+size_t ch2_read_split(ch2_reader *reader, const uint8_t *header, const uint8_t *payload, size_t available,
+                      ch2_event *event) {
+  ch2_event none = {CH2_EVENT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UINT32_MAX};
+  *event = none;
+  if (reader->status != CH2_OK || reader->header_seen != 0 ||
+      (reader->expect_preface && reader->preface_seen < CH2_PREFACE_LENGTH))
+    return SIZE_MAX;
+  size_t whole = read_frame_at(reader, header, payload, available, event);
+  return whole > 0 ? whole - 9 : SIZE_MAX;
 }

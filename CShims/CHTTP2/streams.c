@@ -222,22 +222,65 @@ void ch2_connection_start(ch2_connection *connection, uint32_t generation, const
   ch2_hpack_init(&connection->responses.decoder);
 }
 
-/* See chttp2.h. */
-ch2_status ch2_connection_read(ch2_connection *connection, int requests, const uint8_t *bytes, size_t count,
-                               uint64_t now, void *context) {
-  ch2_reader *reader = requests ? &connection->requests.reader : &connection->responses.reader;
-  reading read = {connection, now, context};
+/* Reads `count` bytes of one direction (`reader`, the request direction's when `requests`). */
+static ch2_status read_bytes(const reading *read, ch2_reader *reader, int requests, const uint8_t *bytes,
+                             size_t count) {
   while (count > 0) {
     ch2_event event;
     size_t taken = ch2_read(reader, bytes, count, &event);
     bytes += taken;
     count -= taken;
     if (event.kind == CH2_EVENT_FRAME) {
-      ch2_status status = frame_ended(&read, &event, requests);
+      ch2_status status = frame_ended(read, &event, requests);
       if (status != CH2_OK) return status;
     } else if (event.kind == CH2_EVENT_ERROR) {
       return (ch2_status)reader->status;
     }
+  }
+  return CH2_OK;
+}
+
+/* See chttp2.h. */
+ch2_status ch2_connection_read(ch2_connection *connection, int requests, const uint8_t *bytes, size_t count,
+                               uint64_t now, void *context) {
+  reading read = {connection, now, context};
+  return read_bytes(&read, requests ? &connection->requests.reader : &connection->responses.reader, requests, bytes,
+                    count);
+}
+
+/* See chttp2.h. */
+ch2_status ch2_connection_read_vector(ch2_connection *connection, int requests, const struct iovec *vector,
+                                      int vector_count, size_t skip, size_t count, uint64_t now, void *context) {
+  reading read = {connection, now, context};
+  ch2_reader *reader = requests ? &connection->requests.reader : &connection->responses.reader;
+  for (int i = 0; i < vector_count && count > 0; i++) {
+    size_t length = vector[i].iov_len < count ? vector[i].iov_len : count;
+    count -= length;
+    const uint8_t *bytes = vector[i].iov_base;
+    if (!bytes) continue;
+    if (skip >= length) {
+      skip -= length;
+      continue;
+    }
+    bytes += skip;
+    length -= skip;
+    skip = 0;
+    /* A frame's header alone in its piece and its payload in the next: one frame, read at once. */
+    if (length == 9 && i + 1 < vector_count && count > 0 && vector[i + 1].iov_base) {
+      size_t next = vector[i + 1].iov_len < count ? vector[i + 1].iov_len : count;
+      ch2_event event;
+      size_t taken = ch2_read_split(reader, bytes, vector[i + 1].iov_base, next, &event);
+      if (taken != SIZE_MAX) {
+        ch2_status status = frame_ended(&read, &event, requests);
+        if (status != CH2_OK) return status;
+        i++;
+        count -= next;
+        bytes = (const uint8_t *)vector[i].iov_base + taken;
+        length = next - taken;
+      }
+    }
+    ch2_status status = read_bytes(&read, reader, requests, bytes, length);
+    if (status != CH2_OK) return status;
   }
   return CH2_OK;
 }

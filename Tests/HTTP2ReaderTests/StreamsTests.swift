@@ -137,5 +137,76 @@ struct StreamsTests {
       }
     }
   }
+
+  /// What a connection records of the client's `client` bytes and the server's: `server`
+  /// contiguous, or the first `total` bytes of `pieces` as iovecs (a writev's result), but for the
+  /// `skip` junk bytes they begin with.
+  static func records(client: [UInt8], server: [UInt8], pieces: [[UInt8]]? = nil, skip: Int = 0, total: Int = 0)
+    -> (records: [String], frames: UInt64, status: UInt8)
+  {
+    withConnection { connection, seen, context in
+      _ = read(connection, requests: true, client, now: 1, context)
+      if let pieces {
+        let buffers = pieces.map { piece -> UnsafeMutableRawBufferPointer in
+          let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(piece.count, 1), alignment: 1)
+          buffer.copyMemory(from: UnsafeRawBufferPointer(start: piece, count: piece.count))
+          return buffer
+        }
+        defer { buffers.forEach { $0.deallocate() } }
+        var vector = zip(buffers, pieces).map { iovec(iov_base: $0.0.baseAddress, iov_len: $0.1.count) }
+        _ = ch2_connection_read_vector(connection, 0, &vector, Int32(vector.count), skip, total, 2, context)
+      } else {
+        _ = read(connection, requests: false, server, now: 2, context)
+      }
+      ch2_connection_finish(connection, 3, context)
+      let lines = seen.records.map { "\($0.id) \($0.state) \($0.status) \($0.requestBytes) \($0.responseBytes) \($0.complete) \($0.grpcStatus)" }
+      return (lines, connection.pointee.responses.reader.frames, connection.pointee.responses.reader.status)
+    }
+  }
+
+  @Test("a server's frames in a vector, as nginx writes them (header and payload in two pieces) or in random pieces: the records contiguous bytes give")
+  func vectorPieces() {
+    var rng = SplitMix64(seed: 0x5645_4354_4F52)
+    var splitReads = 0
+    for round in 0..<300 {
+      var client = clientPreface
+      for id in stride(from: 1 as UInt32, through: 39, by: 2) { client += frame(1, flags: 5, stream: id, Self.get) }
+      var server: [[UInt8]] = []
+      for _ in 0..<Int(rng.next() % 40) {
+        let id = UInt32(1 + 2 * (rng.next() % 20))
+        switch rng.next() % 10 {
+        case 0, 1, 2: server.append(frame(1, flags: 4 | Int(rng.next() % 2), stream: id, rng.next() % 3 == 0 ? Self.trailers : Self.ok))
+        case 3, 4, 5: server.append(frame(0, flags: Int(rng.next() % 2), stream: id, Array(repeating: 7, count: Int(rng.next() % 30))))
+        case 6: server.append(frame(3, stream: id, [0, 0, 0, 8]))
+        case 7: server.append(frame(8, stream: rng.next() % 2 == 0 ? 0 : id, [0, 0, 1, 0]))
+        case 8: server.append(frame(1, flags: 0x0c, stream: id, [2] + Self.ok + [0, 0]))  // padded: read in parts
+        default: server.append(rng.next() % 4 == 0 ? frame(4, stream: 0, [0, 1, 0]) : frame(6, stream: 0, Array(repeating: 0, count: 8)))
+        }
+      }
+      // nginx's pieces: each frame's header, then its payload; now and then frames merged or cut anywhere.
+      var pieces: [[UInt8]] = []
+      for bytes in server {
+        if rng.next() % 5 == 0, !pieces.isEmpty { pieces[pieces.count - 1] += bytes; continue }
+        pieces.append(Array(bytes.prefix(9)))
+        if bytes.count > 9 { pieces.append(Array(bytes.dropFirst(9))) }
+      }
+      if round % 3 == 0, !pieces.isEmpty {  // a cut anywhere, and an empty piece
+        let at = Int(rng.next() % UInt64(pieces.count))
+        let cut = Int(rng.next() % UInt64(pieces[at].count + 1))
+        pieces[at...at] = [Array(pieces[at].prefix(cut)), [], Array(pieces[at].dropFirst(cut))]
+      }
+      let skip = round % 4 == 1 ? Int(rng.next() % 12) : 0
+      if skip > 0 { pieces.insert(Array(repeating: 0x47, count: skip), at: 0) }
+      // A writev that moved all of its bytes, or (one round in three) part of them.
+      let bytes = server.flatMap { $0 }
+      let moved = round % 3 == 2 ? Int(rng.next() % UInt64(bytes.count + 1)) : bytes.count
+      let contiguous = Self.records(client: client, server: Array(bytes.prefix(moved)))
+      let vector = Self.records(client: client, server: [], pieces: pieces, skip: skip, total: skip + moved)
+      #expect(vector.records == contiguous.records, "round \(round)")
+      #expect(vector.frames == contiguous.frames && vector.status == contiguous.status, "round \(round)")
+      splitReads += pieces.filter { $0.count == 9 }.count
+    }
+    #expect(splitReads > 1000)  // the header-then-payload pieces do come
+  }
 }
 

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 /* ---- limits -------------------------------------------------------------------------------------- */
 
@@ -239,6 +240,14 @@ void ch2_reader_init(ch2_reader *reader, int expect_preface);
 size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event);
 
 
+/* Reads, when the reader is between frames, the frame whose 9-byte header is at `header` and whose
+ * payload begins at `payload` (`available` bytes there) if it is whole there and of the frames
+ * ch2_read reads at once (DATA, a HEADERS that is its whole block…): fills `event` and returns the
+ * payload bytes read. SIZE_MAX, and nothing read, otherwise (ch2_read then reads the header).
+ * For a writer that sends each frame's header and payload from two buffers (nginx's writev). */
+size_t ch2_read_split(ch2_reader *reader, const uint8_t *header, const uint8_t *payload, size_t available,
+                      ch2_event *event);
+
 /* The header block of the event just read (has_block), `reader->block_length` bytes. (Swift does
  * not import arrays as large as `block`.) */
 static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return reader->block; }
@@ -324,6 +333,13 @@ void ch2_connection_start(ch2_connection *connection, uint32_t generation, const
  * the direction (a malformed frame or header block; it reads nothing more). */
 ch2_status ch2_connection_read(ch2_connection *connection, int requests, const uint8_t *bytes, size_t count,
                                uint64_t now, void *context);
+
+/* The same for the bytes a vector of `vector_count` pieces carries (readv, writev, recvmsg,
+ * sendmsg): its first `count` bytes but the first `skip` of them (an HTTP/1.1 tunnel's bytes
+ * before it begins); pieces without a base are passed over. A piece that is a frame's 9-byte
+ * header followed by a piece with its payload is read as one frame (ch2_read_split). */
+ch2_status ch2_connection_read_vector(ch2_connection *connection, int requests, const struct iovec *vector,
+                                      int vector_count, size_t skip, size_t count, uint64_t now, void *context);
 
 /* The connection closed at `now`: its streams still open are recorded, as not complete. */
 void ch2_connection_finish(ch2_connection *connection, uint64_t now, void *context);

@@ -37,16 +37,21 @@ enum H2Traffic {
     let context = UnsafeMutableRawPointer(slot)
     var status = CH2_OK
     if heldCount > 0 { status = readHeld(connection, held, heldCount, requests: requests, now: now, context: context) }
-    var skip = offset
-    bytes.forEachPiece(upTo: count) { piece in
-      guard status == CH2_OK else { return }
-      if skip >= piece.count {
-        skip -= piece.count
-        return
+    if status == CH2_OK, case .vector(let vector?, let vectorCount) = bytes {
+      // A vector's pieces in one C call (nginx writes each frame's header and payload from two).
+      status = ch2_connection_read_vector(connection, requests ? 1 : 0, vector, vectorCount, offset, count, now, context)
+    } else {
+      var skip = offset
+      bytes.forEachPiece(upTo: count) { piece in
+        guard status == CH2_OK else { return }
+        if skip >= piece.count {
+          skip -= piece.count
+          return
+        }
+        status = read(connection, UnsafeRawBufferPointer(rebasing: piece[skip...]), requests: requests, now: now,
+                      context: context)
+        skip = 0
       }
-      status = read(connection, UnsafeRawBufferPointer(rebasing: piece[skip...]), requests: requests, now: now,
-                    context: context)
-      skip = 0
     }
     if status != CH2_OK { stop(slot, code: UInt8(truncatingIfNeeded: status.rawValue), requests: requests) }
     return true
