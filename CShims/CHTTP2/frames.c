@@ -316,11 +316,13 @@ static size_t read_payload(ch2_reader *reader, const uint8_t *bytes, size_t leng
   return take;
 }
 
+/* What an event is until a frame ends: nothing, no header table size. */
+static const ch2_event no_event = {CH2_EVENT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UINT32_MAX};
+
 /* See chttp2.h. A frame whole in the bytes is read at once (read_whole_frame); a DATA or simple
  * HEADERS frame's header, and then its payload, each at once; any other frame in parts. */
 size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_event *event) {
-  ch2_event none = {CH2_EVENT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UINT32_MAX};
-  *event = none;
+  *event = no_event;
   if (reader->status != CH2_OK || length == 0) return length;
   if (reader->header_seen == 9 && reader->payload_seen < reader->length && payload_at_once(reader->type, reader->flags)) {
     return read_payload(reader, bytes, length, event);
@@ -346,8 +348,7 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
 /* See chttp2.h. */
 size_t ch2_read_split(ch2_reader *reader, const uint8_t *header, const uint8_t *payload, size_t available,
                       ch2_event *event) {
-  ch2_event none = {CH2_EVENT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UINT32_MAX};
-  *event = none;
+  *event = no_event;
   if (reader->status != CH2_OK || reader->header_seen != 0 ||
       (reader->expect_preface && reader->preface_seen < CH2_PREFACE_LENGTH))
     return SIZE_MAX;

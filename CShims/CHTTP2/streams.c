@@ -60,6 +60,10 @@ typedef struct reading {
   void *context;
 } reading;
 
+/* The request direction (the client's frames) or the response direction (the server's). */
+static inline ch2_direction *direction(ch2_connection *connection, int requests) {
+  return requests ? &connection->requests : &connection->responses;
+}
 
 /* Stream `id` in `stream` ended, by the request direction or the response direction (`by`, the
  * counter it adds to): recorded. */
@@ -100,7 +104,7 @@ __attribute__((noinline)) static void connection_frame(const reading *read, cons
     /* The sender's decoder allows the other direction's encoder a table this large: only ever
      * raised here, so that blocks sent before the sender's setting was acknowledged still read. */
     if (event->header_table_size == UINT32_MAX) return;
-    ch2_hpack_decoder *decoder = requests ? &connection->responses.decoder : &connection->requests.decoder;
+    ch2_hpack_decoder *decoder = &direction(connection, !requests)->decoder;
     if (event->header_table_size > decoder->limit) ch2_hpack_set_limit(decoder, event->header_table_size);
   } else if (event->type == CH2_GOAWAY) {
     /* The streams the other side opened past the last one the sender processed never will be. */
@@ -123,7 +127,7 @@ static void request_frame(const reading *read, const ch2_event *event, uint32_t 
   }
   stream->request_bytes += event->frame_bytes;
   if (event->has_block && !stream->has_head)
-    read->connection->callbacks->take_request_head(read->context, connection, stream, &connection->requests.fields);
+    connection->callbacks->take_request_head(read->context, connection, stream, &connection->requests.fields);
   uint64_t halves = event->type == CH2_RST_STREAM ? CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET
                     : event->end_stream          ? CH2_REQUEST_ENDED
                                                  : 0;
@@ -138,7 +142,7 @@ __attribute__((noinline)) static void promised(const reading *read, uint32_t id,
   uint64_t tag = ch2_stream_tag(connection, id);
   if (id == 0 || !ch2_stream_claim_request_half(stream, tag)) return;
   open_request(connection, stream, read->now);
-  read->connection->callbacks->take_request_head(read->context, connection, stream, request);
+  connection->callbacks->take_request_head(read->context, connection, stream, request);
   (void)ch2_stream_end(stream, CH2_REQUEST_ENDED, tag); /* its response is still to come */
 }
 
@@ -190,11 +194,11 @@ static void response_frame(const reading *read, const ch2_event *event, uint32_t
 /* A frame of the request direction (`requests`) or the response direction ended. Returns the
  * status that stops the direction (a header block that does not decode), or CH2_OK. */
 static ch2_status frame_ended(const reading *read, const ch2_event *event, int requests) {
-  ch2_direction *direction = requests ? &read->connection->requests : &read->connection->responses;
+  ch2_direction *read_direction = direction(read->connection, requests);
   /* Every header block is decoded, whatever its stream: the table must stay the encoder's. */
   if (event->has_block) {
-    ch2_status status = ch2_hpack_decode(&direction->decoder, ch2_reader_block(&direction->reader),
-                                         direction->reader.block_length, &direction->fields);
+    ch2_status status = ch2_hpack_decode(&read_direction->decoder, ch2_reader_block(&read_direction->reader),
+                                         read_direction->reader.block_length, &read_direction->fields);
     if (status != CH2_OK) return status;
   }
   uint32_t id = event->stream_id;
@@ -244,15 +248,14 @@ static ch2_status read_bytes(const reading *read, ch2_reader *reader, int reques
 ch2_status ch2_connection_read(ch2_connection *connection, int requests, const uint8_t *bytes, size_t count,
                                uint64_t now, void *context) {
   reading read = {connection, now, context};
-  return read_bytes(&read, requests ? &connection->requests.reader : &connection->responses.reader, requests, bytes,
-                    count);
+  return read_bytes(&read, &direction(connection, requests)->reader, requests, bytes, count);
 }
 
 /* See chttp2.h. */
 ch2_status ch2_connection_read_vector(ch2_connection *connection, int requests, const struct iovec *vector,
                                       int vector_count, size_t skip, size_t count, uint64_t now, void *context) {
   reading read = {connection, now, context};
-  ch2_reader *reader = requests ? &connection->requests.reader : &connection->responses.reader;
+  ch2_reader *reader = &direction(connection, requests)->reader;
   for (int i = 0; i < vector_count && count > 0; i++) {
     size_t length = vector[i].iov_len < count ? vector[i].iov_len : count;
     count -= length;
