@@ -51,13 +51,14 @@ let package = Package(
     // ElfFile: the on-disk reader built on libelf. Its own module, so that what is injected into
     // every process (ElfHookPreload) does not need libelf.so.1 on every machine.
     .target(name: "ElfFileReader", dependencies: ["CLibElf"]),
+    // HTTP/2's frames and HPACK, read from one direction's bytes (plain C: preallocated, no allocation).
+    .target(name: "CHTTP2", path: "CShims/CHTTP2", cSettings: [.define("_GNU_SOURCE")]),
     .target(
       name: "CNetMonitor",
+      dependencies: ["CHTTP2"],
       path: "CShims/CNetMonitor",
       cSettings: [.define("_GNU_SOURCE")]
     ),
-    // HTTP/2's frames and HPACK, read from one direction's bytes (plain C: preallocated, no allocation).
-    .target(name: "CHTTP2", path: "CShims/CHTTP2", cSettings: [.define("_GNU_SOURCE")]),
     .target(name: "NetMonitor", dependencies: ["ElfHook", "CElfHook", "CNetMonitor", "CHTTP2"]),
     // The OpenTelemetry protocol's messages (common, resource, trace, metrics and the collector's
     // export requests), generated once by scripts/generate-otlp-protos and committed.

@@ -24,14 +24,18 @@ static inline bool replaying(const cnm_connection_head *head) {
   return (__atomic_load_n(&head->replay_state, __ATOMIC_RELAXED) & CNM_REPLAY_PHASE) != CNM_REPLAY_OFF;
 }
 
-/* The bytes of a call Swift watches: the replay's while it is under way (part of a repeated
- * exchange, or handed on to Swift), else Swift's (which also binds the socket to the SSL call
- * running on this thread, when there is one). Out of line, so that the counting path saves no more
- * registers; both ways are tail calls. */
+/* The bytes of a call on a watched direction: the replay's while it is under way (part of a
+ * repeated exchange, or handed on to Swift); HTTP/2's when the direction is read here (but for
+ * sendfile's, whose content is not in memory, and for bytes moving inside an SSL call, which bind
+ * the socket to it); else Swift's. Out of line, so that the counting path saves no more registers;
+ * every way is a tail call. */
 __attribute__((noinline)) static void watched_bytes(cnm_connection_head *head, bool received, const void *buffer,
                                                     const struct iovec *vector, int vector_count, ssize_t result) {
+  uint8_t watch = received ? head->watch_received : head->watch_sent;
   if (replaying(head)) {
     cnm_replay_take(head, received, buffer, vector, vector_count, result);
+  } else if (watch >= CNM_WATCH_H2_REQUESTS && (buffer || vector) && !cnm_current_ssl) {
+    cnm_h2_read(head, received, watch == CNM_WATCH_H2_REQUESTS, buffer, vector, vector_count, result);
   } else {
     cnm_hand_to_swift(head, received, buffer, vector, vector_count, result);
   }

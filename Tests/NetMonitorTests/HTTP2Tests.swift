@@ -227,6 +227,22 @@ struct HTTP2Tests {
     #expect(Self.connections(records).first?.httpExchanges == 2)
   }
 
+  @Test("a malformed frame stops the reading of its direction: the streams before it recorded, the connection says why")
+  func malformedFrame() throws {
+    let (server, port) = try Self.pythonServer()
+    defer { server.closeInput() }
+    for bytewise in [false, true] {
+      let records = try Self.pythonClient(port, (bytewise ? ["--bytewise"] : []) + ["--malformed", "/a", "/b?size=700"])
+      let streams = Self.http(records).sorted { $0.streamId ?? 0 < $1.streamId ?? 0 }
+      // The request after the bad frame opens no stream the monitor reads: it is not recorded.
+      #expect(streams.map(\.target) == ["/a", "/b?size=700"], "bytewise: \(bytewise)")
+      #expect(streams.map(\.status) == [200, 200] as [Int?] && streams.allSatisfy { $0.responseComplete == true })
+      let connection = Self.connections(records).first
+      #expect(connection?.httpError == "HTTP/2: bad frame", "bytewise: \(bytewise)")
+      #expect(connection?.httpExchanges == 2)
+    }
+  }
+
   @Test("one byte per system call gives the records whole writes give; a table resized to 0 too")
   func splitsAndTableSize() throws {
     let (server, port) = try Self.pythonServer()

@@ -532,10 +532,19 @@ static inline void cnm_set_replay_fields(const cnm_replay_fields *fields) { cnm_
 /* What tells one thread from another in a hook: the address of one of its thread-locals. */
 static inline const void *cnm_thread_identity(void) { return (const void *)&cnm_guard_depth; }
 
+/* What the hooks do with a direction's socket bytes (a connection head's watch_sent and
+ * watch_received, set by Swift): count them; hand them to Swift (a connect in progress, HTTP/1.x
+ * read from them, a direction not decided yet); or read them as HTTP/2 themselves, as the request
+ * direction or the response direction (h2_reading.c). */
+#define CNM_WATCH_NONE 0
+#define CNM_WATCH_SWIFT 1
+#define CNM_WATCH_H2_REQUESTS 2
+#define CNM_WATCH_H2_RESPONSES 3
+
 /* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
  * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
- * see costs one atomic add. Swift sets the watch flags while it still wants to see a direction's
- * bytes: a connect still in progress, or HTTP still being read from them. */
+ * see costs one atomic add. Swift sets the watch values (CNM_WATCH_…) as what it needs of a
+ * direction's bytes changes. */
 typedef struct cnm_connection_head {
   uint64_t bytes_sent;
   uint64_t bytes_received;
@@ -632,6 +641,21 @@ static inline void cnm_hand_to_swift(cnm_connection_head *head, bool received, c
                                      const struct iovec *vector, int vector_count, ssize_t result) {
   (received ? cnm_on_received : cnm_on_sent)(head, buffer, vector, vector_count, result);
 }
+
+/* ---- HTTP/2 directions the hooks read themselves (h2_reading.c) ---------------------------------
+ * A plaintext direction found to be HTTP/2 (CNM_WATCH_H2_…) goes from the hook straight to the
+ * frame reader (CHTTP2's ch2_connection_read), with the connection's entry as the streams'
+ * callbacks' context; Swift is called only by those callbacks, and when the reader stops. */
+/* What stopped a direction the hooks read (a ch2_status other than CH2_OK), for Swift to record:
+ * the request direction's when `requests`. */
+typedef void (*cnm_h2_stopped_callback)(void *slot, bool requests, int status);
+/* Set once, before any connection is tracked: where in a connection's entry the address of its
+ * HTTP/2 state is (a 64-bit word, 0 while it has none), and the callback. */
+void cnm_set_h2_reading(size_t connection_offset, cnm_h2_stopped_callback stopped);
+/* Reads the `result` bytes (> 0) of one call, in `buffer` or `vector`, on a direction whose watch
+ * is CNM_WATCH_H2_REQUESTS (`requests`) or CNM_WATCH_H2_RESPONSES, and counts them. */
+void cnm_h2_read(cnm_connection_head *head, bool received, bool requests, const void *buffer,
+                 const struct iovec *vector, int vector_count, ssize_t result) __attribute__((visibility("hidden")));
 
 /* Zeros the HTTP parser is fed for bytes it cannot see (sendfile), without allocating. */
 #define cnm_zero_byte_count 16384

@@ -98,9 +98,13 @@ enum H2Traffic {
       }
       return mode
     }
-    if mode == H2Link.Mode.h2 && !begin(slot, requests: requests) {
-      mode = H2Link.Mode.stopped
-      stop(slot, code: H2Traffic.poolExhausted, requests: requests)
+    if mode == H2Link.Mode.h2 {
+      if begin(slot, requests: requests) {
+        Traffic.updateWatch(slot)  // the hooks read the direction's next bytes themselves
+      } else {
+        mode = H2Link.Mode.stopped
+        stop(slot, code: H2Traffic.poolExhausted, requests: requests)
+      }
     }
     return mode
   }
@@ -190,6 +194,13 @@ enum H2Traffic {
       slot.pointer(to: \.http)!.upgraded(to: connection, context: Traffic.exchangeContext(slot))
     }
     return true
+  }
+
+  /// What the hooks call when a direction they read stops (`cnm_h2_read`): a ``ch2_status``.
+  static let stoppedCallback: cnm_h2_stopped_callback = { slot, requests, status in
+    guard let slot else { return }
+    stop(slot.assumingMemoryBound(to: ConnectionSlot.self), code: UInt8(truncatingIfNeeded: status),
+         requests: requests)
   }
 
   /// A direction's HTTP/2 stopped being read: its streams are recorded at the close, without

@@ -26,6 +26,7 @@ enum ConnectionTable {
     // records say so (`H2Traffic.poolExhausted`).
     _ = cnm_h2_pool_set_up(MemoryLayout<H2Connection>.size)
     H2Streams.install()
+    cnm_set_h2_reading(MemoryLayout<ConnectionSlot>.offset(of: \.h2.connection)!, H2Traffic.stoppedCallback)
     ExchangeLines.install()
     installReplayFields()
     return true

@@ -24,17 +24,23 @@ enum Traffic {
     if slot.pointee.head.is_tls == 0 { parse(slot, bytes, count, fromPeer: false) }
   }
 
-  /// Tells the C hooks which directions Swift still needs to see: both while a connect is in
-  /// progress; then a direction while HTTP is still read from its socket bytes. Called whenever
-  /// that changes: the connection established, its bytes found to be TLS, a parser given up.
+  /// Tells the C hooks what to do with each direction's bytes (`CNM_WATCH_…`): Swift sees both
+  /// while a connect is in progress; then a direction while HTTP/1.x is still read from its socket
+  /// bytes, or its first bytes have not said which HTTP it is; a direction found to be HTTP/2 the
+  /// hooks read themselves. Called whenever that changes: the connection established, its bytes
+  /// found to be TLS, a direction decided, a parser given up.
   static func updateWatch(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
     let watches = { (fromPeer: Bool) -> UInt8 in
+      if connecting { return UInt8(CNM_WATCH_SWIFT) }
+      guard plaintext else { return UInt8(CNM_WATCH_NONE) }
       let requests = carriesRequests(slot, fromPeer: fromPeer)
-      return connecting || plaintext
-        && (!hasGivenUp(slot, requests: requests) && slot.pointee.h2.mode(requests: requests) != H2Link.Mode.stopped
-          || slot.pointee.helloAfterHeader == (fromPeer ? 2 : 1)) ? 1 : 0
+      let mode = slot.pointee.h2.mode(requests: requests)
+      if mode == H2Link.Mode.h2 { return UInt8(requests ? CNM_WATCH_H2_REQUESTS : CNM_WATCH_H2_RESPONSES) }
+      let swiftReads = !hasGivenUp(slot, requests: requests) && mode != H2Link.Mode.stopped
+        || slot.pointee.helloAfterHeader == (fromPeer ? 2 : 1)
+      return UInt8(swiftReads ? CNM_WATCH_SWIFT : CNM_WATCH_NONE)
     }
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)

@@ -3,8 +3,9 @@ HTTP/2 with prior knowledge and after an HTTP/1.1 `Upgrade: h2c`, and misbehaves
 path: /reset answers with RST_STREAM, /goaway answers, then sends a GOAWAY that refuses every
 later stream and closes the connection,
 /big with a 20 KB header list (HEADERS + CONTINUATION), /padded with padded DATA; everything
-else is 200 with a body of `?size=N` bytes (default 100, at most 16384: one DATA frame). Prints `PORT n`, serves until stdin
-closes."""
+else is 200 with a body of `?size=N` bytes (default 100, at most 16384: one DATA frame). A
+malformed frame from the client gets h2's GOAWAY, and the connection closed. Prints `PORT n`,
+serves until stdin closes."""
 import select
 import socket
 import sys
@@ -13,6 +14,7 @@ import threading
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 
 
 def respond(connection, stream_id, path):
@@ -57,7 +59,12 @@ def serve(sock):
     goaway_sent = False
     while True:
         if pending:
-            events = connection.receive_data(pending)
+            try:
+                events = connection.receive_data(pending)
+            except h2.exceptions.ProtocolError:  # a malformed frame: h2 queued its GOAWAY
+                sock.sendall(connection.data_to_send())
+                sock.close()
+                return
             pending = b""
             for event in events:
                 if isinstance(event, h2.events.RequestReceived):
