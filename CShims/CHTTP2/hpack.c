@@ -218,6 +218,7 @@ static void field_written(field_recorder *recorder, unsigned field, size_t lengt
   case FIELD_PATH:
     fields->path_length = (uint16_t)(length < sizeof fields->path ? length : sizeof fields->path);
     fields->path_truncated = length > sizeof fields->path;
+    fields->path_huffman = 0;
     break;
   case FIELD_CONTENT_TYPE:
     fields->content_type_length =
@@ -391,12 +392,19 @@ static ch2_status decode_string(ch2_hpack_decoder *decoder, string_literal liter
 }
 
 /* Records the string literal `value` as `field`'s, unless the field is not written (then the
- * literal is not decoded at all). */
+ * literal is not decoded at all). A :path's Huffman code is kept as it is, when it fits (see
+ * ch2_fields). */
 static ch2_status record_literal(ch2_hpack_decoder *decoder, field_recorder *recorder, unsigned field,
                                  string_literal value) {
   size_t capacity, length;
   uint8_t *target = field_target(recorder, field, &capacity);
   if (target == NULL) return CH2_OK;
+  if (field == FIELD_PATH && value.huffman && value.length <= capacity) {
+    memcpy(target, value.bytes, value.length);
+    field_written(recorder, field, value.length);
+    recorder->fields->path_huffman = 1;
+    return CH2_OK;
+  }
   ch2_output output = {target, NULL, capacity, 0};
   ch2_status status = decode_string(decoder, value, output, &length);
   if (status == CH2_OK) field_written(recorder, field, length);
@@ -409,9 +417,11 @@ static ch2_status record_literal(ch2_hpack_decoder *decoder, field_recorder *rec
  * `accept-ranges`: ~180 instructions each, decoded, in every response nginx sends). */
 static unsigned field_of_literal(string_literal name) {
   if (!name.huffman) return field_of_name(name.bytes, name.length);
+  if (name.length == 0) return FIELD_NONE;
+  uint8_t first = name.bytes[0];  /* most names are none of them: told apart without a call */
   for (size_t i = 0; i < sizeof huffman_names / sizeof huffman_names[0]; i++) {
     const struct huffman_name *known = &huffman_names[i];
-    if (known->length == name.length && memcmp(known->bytes, name.bytes, name.length) == 0)
+    if (known->length == name.length && known->bytes[0] == first && memcmp(known->bytes, name.bytes, name.length) == 0)
       return field_of_name((const uint8_t *)known->name, known->name_length);
   }
   return FIELD_NONE;
@@ -734,6 +744,7 @@ static void copy_fields(ch2_fields *to, const ch2_fields *from, unsigned seen) {
   if (seen & (1u << FIELD_PATH)) {
     to->path_length = from->path_length;
     to->path_truncated = from->path_truncated;
+    to->path_huffman = from->path_huffman;
     copy_bytes(to->path, from->path, from->path_length);
   }
   if (seen & (1u << FIELD_GRPC_MESSAGE)) {
@@ -830,6 +841,7 @@ void ch2_fields_clear(ch2_fields *fields) {
   fields->method_length = fields->scheme_length = fields->content_type_length = 0;
   fields->method_truncated = fields->authority_truncated = fields->path_truncated = 0;
   fields->grpc_message_truncated = fields->content_type_truncated = 0;
+  fields->path_huffman = 0;
 }
 
 /* See chttp2.h: scalars only, so the rings' pages stay untouched until entries come. */

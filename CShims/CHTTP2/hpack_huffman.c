@@ -89,3 +89,10 @@ ch2_status ch2_huffman_decode(const uint8_t *input, size_t length, ch2_output ou
   *decoded_length = count;
   return CH2_OK;
 }
+
+/* See chttp2.h. */
+size_t ch2_huffman_decode_text(const uint8_t *code, size_t length, uint8_t *text, size_t capacity) {
+  ch2_output output = {text, NULL, capacity, 0};
+  size_t decoded;
+  return ch2_huffman_decode(code, length, output, &decoded) == CH2_OK ? decoded : SIZE_MAX;
+}

@@ -25,6 +25,8 @@ struct SummaryFromSlotsTests {
     var connection: UInt64 = 1
     var reused = true
     var pid: Int32 = 7
+    /// An HTTP/2 stream whose `:path` the hooks kept as its Huffman code.
+    var h2Huffman = false
 
     var record: RawRecord {
       var record = RawRecord()
@@ -42,6 +44,12 @@ struct SummaryFromSlotsTests {
       record.core.isTLS = tls ? 1 : 0
       record.core.peer = Self.loopback(port: UInt16(40_000 + connection % 1000))
       let method = Array(method.utf8)
+      let target = h2Huffman ? HuffmanReference.encode(target) : target
+      if h2Huffman {
+        record.httpProtocol = RawRecord.HTTPVersion.h2
+        record.streamID = 1
+        record.targetIsHuffmanCode = true
+      }
       withUnsafeMutableBytes(of: &record.httpRequest.text) { $0.copyBytes(from: method + target + (host ?? [])) }
       record.httpRequest.methodLength = UInt8(method.count)
       record.httpRequest.targetLength = UInt16(target.count)
@@ -292,6 +300,25 @@ struct SummaryFromSlotsTests {
     #expect(summary.recordsCountedInPlace > 1_800)
     #expect(summary.endpoints.keys.contains { $0.path == "/v/1.bin" })
     #expect(!summary.endpoints.keys.contains { $0.path.contains("elsewhere") || $0.path.contains("page") })
+  }
+
+  @Test("HTTP/2 paths kept as their Huffman codes: the same summary, known routes counted in place")
+  func huffmanRoutes() {
+    var records: [RawRecord] = []
+    var exchange = Exchange()
+    exchange.h2Huffman = true
+    for index in 0..<1_000 {
+      exchange.target = Array("/v/\(index % 9).bin?page=\(index)&session=\(index * 7919)".utf8)
+      exchange.tls = index % 3 == 0
+      exchange.status = [200, 404][index % 2]
+      exchange.durationNs = UInt64(1 + index % 89) * 10_000
+      exchange.start += 1_000
+      records.append(exchange.record)
+    }
+    let (summary, decoded) = Self.summaries(of: records)
+    Self.expectSame(summary, decoded)
+    #expect(summary.recordsCountedInPlace > 850)
+    #expect(summary.endpoints.keys.contains { $0.path == "/v/3.bin" })
   }
 
   @Test("more routes than the table holds: the ones it forgot are decoded again, with the same summary")

@@ -46,7 +46,23 @@ extension ch2_fields {
   var methodText: String { String(decoding: prefix(method, Int(method_length)), as: UTF8.self) }
   var schemeText: String { String(decoding: prefix(scheme, Int(scheme_length)), as: UTF8.self) }
   var authorityText: String { String(decoding: prefix(authority, Int(authority_length)), as: UTF8.self) }
-  var pathText: String { String(decoding: prefix(path, Int(path_length)), as: UTF8.self) }
+  /// The path as the records' reader makes it: decoded when it was kept as its Huffman code
+  /// (`path_huffman`), cut at CH2_PATH_BYTES; nil for a code that is not valid.
+  var decodedPath: [UInt8]? {
+    let kept = prefix(path, Int(path_length))
+    guard path_huffman != 0 else { return kept }
+    var text = [UInt8](repeating: 0, count: Int(CH2_PATH_BYTES))
+    let length = ch2_huffman_decode_text(kept, kept.count, &text, text.count)
+    return length == Int(bitPattern: UInt(UInt64.max)) ? nil : Array(text.prefix(Swift.min(length, text.count)))
+  }
+  /// Whether the path is cut: as the decoder cut it, or longer decoded than CH2_PATH_BYTES.
+  var pathCut: Bool {
+    guard path_huffman != 0 else { return path_truncated != 0 }
+    let kept = prefix(path, Int(path_length))
+    var text = [UInt8](repeating: 0, count: 1)
+    return ch2_huffman_decode_text(kept, kept.count, &text, 0) > Int(CH2_PATH_BYTES)
+  }
+  var pathText: String { String(decoding: decodedPath ?? [], as: UTF8.self) }
   var contentTypeText: String { String(decoding: prefix(content_type, Int(content_type_length)), as: UTF8.self) }
   var grpcMessageText: String { String(decoding: prefix(grpc_message, Int(grpc_message_length)), as: UTF8.self) }
 
@@ -56,7 +72,7 @@ extension ch2_fields {
     func text(_ bytes: [UInt8]) -> String { bytes.isEmpty ? "-" : hexText(bytes) }
     return "F \(status) \(grpc_status) " + [
       text(prefix(method, Int(method_length))), text(prefix(scheme, Int(scheme_length))),
-      text(prefix(authority, Int(authority_length))), text(prefix(path, Int(path_length))),
+      text(prefix(authority, Int(authority_length))), text(decodedPath ?? []),
       text(prefix(content_type, Int(content_type_length))), text(prefix(grpc_message, Int(grpc_message_length))),
     ].joined(separator: " ")
   }

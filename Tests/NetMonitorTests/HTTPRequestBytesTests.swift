@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 @testable import NetMonitor
 
@@ -23,7 +24,13 @@ struct HTTPRequestBytesTests {
 
     var view: HTTPRecordView { HTTPRecordView(UnsafePointer(record)) }
 
-    func write(method: [UInt8], target: [UInt8], host: [UInt8], tls: Bool = false, garbage: UInt8 = 0) {
+    /// An HTTP/2 request whose target is kept as its `:path`'s Huffman code (`huffman`), or an
+    /// HTTP/1.1 one.
+    func write(
+      method: [UInt8], target: [UInt8], host: [UInt8], tls: Bool = false, garbage: UInt8 = 0, huffman: Bool = false
+    ) {
+      record.pointee.httpProtocol = huffman ? RawRecord.HTTPVersion.h2 : RawRecord.HTTPVersion.http11
+      record.pointee.targetIsHuffmanCode = huffman
       let head = record.pointer(to: \.httpRequest)!
       withUnsafeMutableBytes(of: &head.pointee.text) { text in
         _ = text.initializeMemory(as: UInt8.self, repeating: garbage)
@@ -108,6 +115,36 @@ struct HTTPRequestBytesTests {
     #expect(!bytes.matches(slot.view), "texts swapped")
     slot.write(method: method, target: target, host: host)
     #expect(bytes.matches(slot.view))
+  }
+
+  @Test("an HTTP/2 :path kept as its Huffman code: read decoded, and matched as a code, never as text")
+  func huffmanTargets() throws {
+    let slot = Slot()
+    let path = Array("/v/017.bin?page=17&sort=name".utf8)
+    let code = HuffmanReference.encode(path)
+    slot.write(method: Self.get, target: code, host: Self.host, huffman: true)
+    slot.view.withRequestText { method, target, host in
+      #expect(Array(method) == Self.get && Array(target) == path && Array(host) == Self.host)
+      #expect(method.baseAddress! + method.count == target.baseAddress!, "the method and the target, one run")
+    }
+    var cache = RecordTextCache()
+    let decoded = try #require(RawRecord.transaction(at: UnsafeRawPointer(slot.record), process: "p", cache: &cache))
+    guard case .http(let http) = decoded else { return #expect(Bool(false), "an http record") }
+    #expect(http.target == String(decoding: path, as: UTF8.self) && http.method == "GET")
+    // The same bytes as text are another request; the same code again is the same one.
+    var bytes = HTTPRequestBytes()
+    bytes.capture(slot.view)
+    slot.write(method: Self.get, target: code, host: Self.host)
+    #expect(!bytes.matches(slot.view))
+    slot.write(method: Self.get, target: code, host: Self.host, garbage: 0x55, huffman: true)
+    #expect(bytes.matches(slot.view))
+    // A code that is not valid (EOS inside it) reads as an empty target; one decoded beyond the
+    // target's capacity is cut there.
+    slot.write(method: Self.get, target: [0x1f, 0xff, 0xff, 0xff, 0xff], host: Self.host, huffman: true)
+    slot.view.withRequestText { _, target, _ in #expect(target.isEmpty) }
+    let long = [UInt8](repeating: UInt8(ascii: "a"), count: 700)
+    slot.write(method: Self.get, target: HuffmanReference.encode(long), host: Self.host, huffman: true)
+    slot.view.withRequestText { _, target, _ in #expect(Array(target) == Array(long.prefix(HTTPHead.targetCapacity))) }
   }
 
   @Test("the view's numbers are the decoded record's")

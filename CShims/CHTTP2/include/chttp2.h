@@ -70,7 +70,11 @@ const char *ch2_status_name(ch2_status status);
 /* ---- HPACK --------------------------------------------------------------------------------------- */
 
 /* What a header block says that a monitor records. Text is raw bytes (Huffman decoded, not
- * terminated, not percent-decoded), cut at its capacity. The first occurrence of a field wins. */
+ * terminated, not percent-decoded), cut at its capacity; but for a :path sent as a Huffman string
+ * not to be indexed (what curl, h2load, nghttp2 and most clients send: every request's path
+ * differs), which is kept as its code (`path_huffman`), for the records' reader to decode
+ * (ch2_huffman_decode_text): the code is never needed again on the connection, and decoding it
+ * costs the hooks more than the rest of a request's block. The first occurrence of a field wins. */
 typedef struct ch2_fields {
   uint16_t status;              /* :status as a number when it is 3 digits; 0 when absent */
   int16_t grpc_status;          /* grpc-status when it is 1–3 digits; -1 when absent */
@@ -82,6 +86,7 @@ typedef struct ch2_fields {
   uint8_t content_type_length;
   uint8_t method_truncated, authority_truncated, path_truncated, grpc_message_truncated,
       content_type_truncated;
+  uint8_t path_huffman; /* `path` holds the :path's Huffman code, as sent (path_length bytes) */
   uint8_t method[CH2_METHOD_BYTES];
   uint8_t scheme[CH2_SCHEME_BYTES];
   uint8_t content_type[CH2_CONTENT_TYPE_BYTES];
@@ -92,6 +97,12 @@ typedef struct ch2_fields {
 
 /* Empties `fields` (scalars only: text past a length is never read). */
 void ch2_fields_clear(ch2_fields *fields);
+
+/* Decodes the HPACK Huffman code `code` (`length` bytes: a :path kept as its code) into `text`,
+ * its first `capacity` bytes. Returns the decoded length (bytes past `capacity` are not written),
+ * or SIZE_MAX when the code is not a valid one (RFC 7541 §5.2: EOS, or padding that is not the
+ * most significant bits of EOS or longer than 7 bits). */
+size_t ch2_huffman_decode_text(const uint8_t *code, size_t length, uint8_t *text, size_t capacity);
 
 /* One direction's HPACK decoding state: its dynamic table, and what spares decoding again what
  * was decoded before: the last header block, replayed whole when it comes again and decoding it
@@ -121,8 +132,8 @@ typedef struct ch2_hpack_decoder {
   uint16_t replay_inserts;  /* entries that block inserted: the table's newest */
   uint8_t replay_whole;     /* whether the whole block replays, or only its prefixes */
   uint8_t replay_steady;    /* replaying it whole again leaves the table as it is (see hpack.c) */
-  uint32_t replay_run;      /* entries it and its replays since inserted, until replay_steady */
   uint8_t replay_prefix_count; /* of `replay_prefixes` */
+  uint32_t replay_run;      /* entries it and its replays since inserted, until replay_steady */
   struct ch2_hpack_prefix {
     uint16_t end;           /* where its first fields end in the block, */
     uint16_t inserts, size; /* the entries they inserted and their size, */
@@ -288,7 +299,9 @@ typedef struct ch2_stream {
   int16_t grpc_status;     /* grpc-status of the headers (trailers-only) or trailers; -1: none */
   uint8_t grpc_message_length;
   uint8_t grpc_message[CH2_GRPC_MESSAGE_BYTES];
-  /* The request head as the recorder keeps it (take_request_head writes it). */
+  /* The request head as the recorder keeps it (take_request_head writes both): its target is the
+   * :path's Huffman code when `head_target_huffman` (see ch2_fields). */
+  uint8_t head_target_huffman;
   _Alignas(8) uint8_t head[CH2_STREAM_HEAD_BYTES];
 } ch2_stream;
 

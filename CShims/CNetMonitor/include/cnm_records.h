@@ -19,7 +19,7 @@ typedef struct cnm_queue cnm_queue;
  * CNM_RECORD_LAYOUT in their header: a reader built with another layout refuses the file. Bump the
  * version whenever a stored field of any record changes. */
 #define CNM_RECORD_SLOT_SIZE 1344u /* whole cache lines: a record's fields keep their lines */
-#define CNM_RECORD_LAYOUT_VERSION 7ull
+#define CNM_RECORD_LAYOUT_VERSION 8ull
 #define CNM_RECORD_LAYOUT ((uint64_t)CNM_RECORD_SLOT_SIZE | CNM_RECORD_LAYOUT_VERSION << 32)
 
 /* The first byte of every record. */

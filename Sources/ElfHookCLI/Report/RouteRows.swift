@@ -33,13 +33,15 @@ struct RouteRows {
     /// The scheme and the three lengths, one word: a key's first eight bytes.
     let header: UInt64
 
-    init(_ http: HTTPRecordView) {
-      let text = http.requestText
-      let pathLength = EndpointKey.pathPartEnd(of: text.target)
-      lead = UnsafeRawBufferPointer(start: text.method.baseAddress, count: text.method.count &+ pathLength)
-      host = text.host
-      header =
-        (http.isTLS ? 1 : 0) | UInt64(text.method.count) << 8 | UInt64(host.count) << 16 | UInt64(lead.count) << 32
+    /// The request of `http`, from its text (``HTTPRecordView/withRequestText(_:)``: valid as long).
+    init(
+      _ http: HTTPRecordView, method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer,
+      host: UnsafeRawBufferPointer
+    ) {
+      let pathLength = EndpointKey.pathPartEnd(of: target)
+      lead = UnsafeRawBufferPointer(start: method.baseAddress, count: method.count &+ pathLength)
+      self.host = host
+      header = (http.isTLS ? 1 : 0) | UInt64(method.count) << 8 | UInt64(host.count) << 16 | UInt64(lead.count) << 32
     }
 
     /// The first slot to probe: a multiply-and-shift hash of the header and both parts.
@@ -91,8 +93,14 @@ struct RouteRows {
   /// The rows of `http`'s route, when a request to it was counted and remembered.
   func rows(of http: HTTPRecordView) -> (host: Int, endpoint: Int)? {
     guard !routes.isEmpty, http.grpcStatus == nil else { return nil }
-    let request = Request(http)
-    return routes.withUnsafeBufferPointer { routes in
+    return http.withRequestText { method, target, host in
+      let request = Request(http, method: method, target: target, host: host)
+      return rows(of: request)
+    }
+  }
+
+  private func rows(of request: Request) -> (host: Int, endpoint: Int)? {
+    routes.withUnsafeBufferPointer { routes in
       var slot = request.firstSlot
       for _ in 0..<Self.probes {
         if routes[slot].key.isEmpty { return nil }
@@ -107,7 +115,12 @@ struct RouteRows {
   mutating func remember(_ http: HTTPRecordView, host: Int, endpoint: Int) {
     guard http.grpcStatus == nil else { return }
     if routes.isEmpty { routes = Array(repeating: Route(), count: Self.capacity) }
-    let request = Request(http)
+    http.withRequestText { method, target, hostText in
+      remember(Request(http, method: method, target: target, host: hostText), host: host, endpoint: endpoint)
+    }
+  }
+
+  private mutating func remember(_ request: Request, host: Int, endpoint: Int) {
     var chosen = request.firstSlot
     var slot = chosen
     for _ in 0..<Self.probes {

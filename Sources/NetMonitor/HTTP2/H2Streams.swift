@@ -53,13 +53,25 @@ enum H2Streams {
     _ = head.pointee.appendHost(authority)
     if fields.pointee.authority_truncated != 0 { head.pointee.hostTruncated = true }
     head.pointee.minorVersion = 0
+    let huffman = fields.pointee.path_huffman != 0 && !path.isEmpty
+    stream.pointee.head_target_huffman = huffman ? 1 : 0
     stream.pointee.has_head = 1
     let core = context.core
     if stream.pointee.ordinal == 0, core.pointee.role == ConnectionCore.Role.client, core.pointee.host.isEmpty,
-      let name = HostHeaderName.serverName(of: head, peerPort: core.pointee.peer.port, isTLS: context.isTLS)
+      let name = HostHeaderName.serverName(
+        host: UnsafePointer(head).hostBytes, targetIsPath: huffman ? beginsWithSlash(code: path) : UnsafePointer(head).targetBytes.first == 0x2F,
+        peerPort: core.pointee.peer.port, isTLS: context.isTLS)
     {
       core.pointee.host = FixedText(name)
     }
+  }
+
+  /// Whether the Huffman code `code` decodes to text that begins with `/` (code 011000, RFC 7541
+  /// Appendix B: the code is canonical, so its first six bits say).
+  @inline(__always)
+  static func beginsWithSlash(code: UnsafeRawBufferPointer) -> Bool {
+    guard let first = code.first else { return false }
+    return first >> 2 == 0b01_1000
   }
 
   /// Stream `id`, both halves ended, becomes a record.
@@ -86,8 +98,10 @@ enum H2Streams {
       record.pointee.core.isTLS = context.isTLS ? 1 : 0
       if hasRequest && stream.pointee.has_head != 0 {
         HTTPHead.copyReadableBytes(from: head(of: stream), to: record.pointer(to: \.httpRequest)!)
+        record.pointee.targetIsHuffmanCode = stream.pointee.head_target_huffman != 0
       } else {
         record.pointee.httpRequest.clearScalars()
+        record.pointee.targetIsHuffmanCode = false
       }
       record.pointee.httpStatus = status
       record.pointee.httpResponseCutShort = !(hasResponse && stream.pointee.response_complete != 0)
@@ -121,6 +135,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     // Not the connection's first exchange: the 101 was (and carries the connection's setup).
     stream.pointee.ordinal = cnm_increment_u32(connection.pointer(to: \.streams_opened)!) &+ 1
     HTTPHead.copyReadableBytes(from: pointer(to: \.requests.head)!, to: H2Streams.head(of: stream))
+    stream.pointee.head_target_huffman = 0
     stream.pointee.has_head = 1
     if ch2_stream_end(stream, UInt64(CH2_REQUEST_ENDED), tag) != 0 {  // its response came first
       connection.pointee.recorded_by_requests &+= 1

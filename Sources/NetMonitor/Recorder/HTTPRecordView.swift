@@ -43,11 +43,15 @@ extension HTTPRecordView {
   /// Whether the exchange went over TLS (its scheme is `https`).
   public var isTLS: Bool { record.pointee.core.isTLS != 0 }
 
-  /// The request's method, target and `Host` value as the slot holds them: the bytes
+  /// Calls `body` with the request's method, target and `Host` value: the bytes
   /// ``HTTPRecord/method``, ``HTTPRecord/target`` (before redaction) and ``HTTPRecord/host`` are
-  /// decoded from. Valid only while the slot is, as the view.
-  public var requestText: (method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, host: UnsafeRawBufferPointer) {
-    let request = record.pointer(to: \.httpRequest)!
-    return (request.methodBytes, request.targetBytes, request.hostBytes)
+  /// made from, the method and the target one after the other in memory. They are the slot's own,
+  /// but for an HTTP/2 `:path` kept as its Huffman code: decoded on the stack for the call. Valid
+  /// only during the call.
+  public func withRequestText<Result>(
+    _ body: (_ method: UnsafeRawBufferPointer, _ target: UnsafeRawBufferPointer, _ host: UnsafeRawBufferPointer)
+      -> Result
+  ) -> Result {
+    record.withRequestText(body)
   }
 }

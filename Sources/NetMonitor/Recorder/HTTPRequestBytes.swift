@@ -11,6 +11,8 @@
 /// the slot's text array (784 bytes) is whole words, so such a read stays inside it.
 public struct HTTPRequestBytes {
   private var isTLS: UInt8 = 0
+  /// The target is an HTTP/2 `:path`'s Huffman code (equal codes decode alike; a code and text do not).
+  private var targetIsHuffmanCode = false
   /// -1 until a request is captured: then no record matches.
   private var methodLength = -1
   private var targetLength = -1
@@ -26,6 +28,7 @@ public struct HTTPRequestBytes {
   public mutating func capture(_ http: HTTPRecordView) {
     let request = http.record.pointer(to: \.httpRequest)!
     isTLS = http.record.pointee.core.isTLS
+    targetIsHuffmanCode = http.record.targetIsHuffmanCode
     (methodLength, targetLength, hostLength) = request.textLengths
     // What lets `word` read the text's last word whole (see above).
     precondition(HTTPHead.textCapacity % 8 == 0)
@@ -54,7 +57,7 @@ public struct HTTPRequestBytes {
     let lengths = request.textLengths
     guard
       lengths.target == targetLength && lengths.host == hostLength && lengths.method == methodLength
-        && http.record.pointee.core.isTLS == isTLS
+        && http.record.pointee.core.isTLS == isTLS && http.record.targetIsHuffmanCode == targetIsHuffmanCode
     else { return false }
     let count = lengths.method &+ lengths.target &+ lengths.host
     guard count > 0 else { return true }  // all three empty

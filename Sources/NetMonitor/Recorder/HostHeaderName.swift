@@ -9,10 +9,15 @@ enum HostHeaderName {
   static func serverName(of head: UnsafePointer<HTTPHead>, peerPort: UInt16, isTLS: Bool)
     -> UnsafeRawBufferPointer?
   {
-    let target = head.targetBytes
-    guard target.first == UInt8(ascii: "/") else { return nil }
-    let host = head.hostBytes
-    guard !host.isEmpty else { return nil }
+    serverName(host: head.hostBytes, targetIsPath: head.targetBytes.first == UInt8(ascii: "/"), peerPort: peerPort,
+               isTLS: isTLS)
+  }
+
+  /// The same from the `Host` value (or HTTP/2's `:authority`) and whether the target is a path.
+  static func serverName(host: UnsafeRawBufferPointer, targetIsPath: Bool, peerPort: UInt16, isTLS: Bool)
+    -> UnsafeRawBufferPointer?
+  {
+    guard targetIsPath, !host.isEmpty else { return nil }
     // The port follows the last colon after an IPv6 literal's closing bracket, if any.
     let literalEnd = host.lastIndex(of: UInt8(ascii: "]")).map { $0 + 1 } ?? 0
     let colon = host[literalEnd...].lastIndex(of: UInt8(ascii: ":"))

@@ -116,7 +116,7 @@ extension UnsafePointer where Pointee == RawRecord {
       durationMs: durationMilliseconds, connectionId: core.pointee.id,
       scheme: core.pointee.isTLS != 0 ? .https : .http, method: cache.method(request.methodBytes),
       host: request.pointee.hostLength == 0 ? nil : cache.host(request.hostBytes),
-      redactedTarget: cache.redactedTarget(request.targetBytes),
+      redactedTarget: withRequestText { _, target, _ in cache.redactedTarget(target) },
       status: pointee.httpStatus == 0 ? nil : Int(pointee.httpStatus),
       ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
       requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,

@@ -44,9 +44,11 @@ struct RawRecord {
   /// The connection (connection records; an http record's carries all but the host).
   var core = ConnectionCore()
   var httpRequest = HTTPHead()
-  /// HTTP/2 only (read when ``httpProtocol`` is ``HTTPVersion/h2``): the stream, and a gRPC call's
-  /// `grpc-message` (read when ``grpcStatus`` is not -1).
+  /// HTTP/2 only (read when ``httpProtocol`` is ``HTTPVersion/h2``): the stream, whether the
+  /// request head's target is its `:path`'s Huffman code (its readers decode it:
+  /// `withTargetBytes`), and a gRPC call's `grpc-message` (read when ``grpcStatus`` is not -1).
   var streamID: UInt32 = 0
+  var targetIsHuffmanCode = false
   var grpcMessage = FixedText<128>()
 
   enum HTTPVersion {
