@@ -417,11 +417,13 @@ static ch2_status record_literal(ch2_hpack_decoder *decoder, field_recorder *rec
  * `accept-ranges`: ~180 instructions each, decoded, in every response nginx sends). */
 static unsigned field_of_literal(string_literal name) {
   if (!name.huffman) return field_of_name(name.bytes, name.length);
-  if (name.length == 0) return FIELD_NONE;
-  uint8_t first = name.bytes[0];  /* most names are none of them: told apart without a call */
-  for (size_t i = 0; i < sizeof huffman_names / sizeof huffman_names[0]; i++) {
+  if (name.length == 0 || name.length > HUFFMAN_NAME_LONGEST) return FIELD_NONE;
+  /* The names of its length (none to three); most names are none of them, told apart by their
+   * first byte without a call. */
+  uint8_t first = name.bytes[0];
+  for (unsigned i = huffman_names_of_length[name.length]; i < huffman_names_of_length[name.length + 1]; i++) {
     const struct huffman_name *known = &huffman_names[i];
-    if (known->length == name.length && known->bytes[0] == first && memcmp(known->bytes, name.bytes, name.length) == 0)
+    if (known->bytes[0] == first && memcmp(known->bytes, name.bytes, name.length) == 0)
       return field_of_name((const uint8_t *)known->name, known->name_length);
   }
   return FIELD_NONE;
