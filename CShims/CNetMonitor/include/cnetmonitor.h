@@ -645,7 +645,8 @@ static inline void cnm_hand_to_swift(cnm_connection_head *head, bool received, c
 /* ---- HTTP/2 directions the hooks read themselves (h2_reading.c) ---------------------------------
  * A plaintext direction found to be HTTP/2 (CNM_WATCH_H2_…) goes from the hook straight to the
  * frame reader (CHTTP2's ch2_connection_read), with the connection's entry as the streams'
- * callbacks' context; Swift is called only by those callbacks, and when the reader stops. */
+ * callbacks' context; Swift is called only by those callbacks, and when the reader stops. TLS
+ * plaintext of a direction found to be HTTP/2 goes there from the TLS hooks the same way. */
 /* What stopped a direction the hooks read (a ch2_status other than CH2_OK), for Swift to record:
  * the request direction's when `requests`. */
 typedef void (*cnm_h2_stopped_callback)(void *slot, bool requests, int status);
@@ -656,6 +657,9 @@ void cnm_set_h2_reading(size_t connection_offset, cnm_h2_stopped_callback stoppe
  * is CNM_WATCH_H2_REQUESTS (`requests`) or CNM_WATCH_H2_RESPONSES, and counts them. */
 void cnm_h2_read(cnm_connection_head *head, bool received, bool requests, const void *buffer,
                  const struct iovec *vector, int vector_count, ssize_t result) __attribute__((visibility("hidden")));
+/* The same for `count` bytes (> 0) of TLS plaintext in `buffer`, which the TLS hooks counted, of a
+ * direction Swift found to be HTTP/2 (the request direction when `requests`). */
+void cnm_h2_read_plaintext(cnm_connection_head *head, bool requests, const void *buffer, size_t count);
 
 /* Zeros the HTTP parser is fed for bytes it cannot see (sendfile), without allocating. */
 #define cnm_zero_byte_count 16384
