@@ -136,6 +136,7 @@ static void end_frame(ch2_reader *reader, ch2_event *event) {
     if (reader->block_is_push) event->promised_stream_id = reader->promised_stream_id;
     if (flags & CH2_FLAG_END_HEADERS) {
       event->has_block = 1;
+      reader->block_at = reader->block;
       event->block_is_push = reader->block_is_push;
       if (type == CH2_CONTINUATION) event->end_stream = reader->block_end_stream;
     }
@@ -176,7 +177,7 @@ static size_t read_frame_at(ch2_reader *reader, const uint8_t *header, const uin
     if (stream_id == 0 || !payload_at_once(type, flags) || !(flags & CH2_FLAG_END_HEADERS) || payload > CH2_BLOCK_BYTES) {
       return 0;
     }
-    memcpy(reader->block, payload_bytes, payload);
+    reader->block_at = payload_bytes; /* read where it is: the block is whole there */
     reader->block_length = payload;
     reader->block_is_push = 0;
     event->has_block = 1;
@@ -242,6 +243,7 @@ void ch2_reader_init(ch2_reader *reader, int expect_preface) {
   reader->header_table_size = UINT32_MAX;
   reader->block_length = 0;
   reader->frames = 0;
+  reader->block_at = reader->block;
 }
 
 /* ch2_read the general way: the preface first (when expected), then for each frame its 9-byte

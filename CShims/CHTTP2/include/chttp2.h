@@ -205,8 +205,9 @@ typedef struct ch2_event {
   uint8_t end_stream;      /* DATA or HEADERS with END_STREAM; for the CONTINUATION that ends a
                               block, the END_STREAM of the HEADERS that began it */
   uint8_t has_block;       /* a header block ended here (END_HEADERS on a HEADERS, PUSH_PROMISE or
-                              CONTINUATION): reader->block holds it, block_length bytes, for
-                              ch2_hpack_decode; valid until the next ch2_read */
+                              CONTINUATION): ch2_reader_block has it, block_length bytes, for
+                              ch2_hpack_decode; valid until the next ch2_read, and only while the
+                              bytes that call read are (a frame read whole is read in place) */
   uint8_t block_is_push;   /* that block is a PUSH_PROMISE's (a request for promised_stream_id) */
   uint32_t stream_id;      /* the frame's stream (31 bits); a CONTINUATION's is its HEADERS' */
   uint32_t frame_bytes;    /* 9 + the payload length */
@@ -235,9 +236,10 @@ typedef struct ch2_reader {
   uint32_t block_stream_id;
   uint32_t promised_stream_id;
   uint32_t header_table_size; /* of the SETTINGS frame being read */
-  uint32_t block_length;   /* bytes in `block` */
+  uint32_t block_length;   /* bytes of the last header block */
   uint64_t frames;         /* frames read */
-  uint8_t block[CH2_BLOCK_BYTES];
+  const uint8_t *block_at; /* the last header block: in `block`, or in the bytes read (a frame whole there) */
+  uint8_t block[CH2_BLOCK_BYTES]; /* a header block's fragments, gathered */
 } ch2_reader;
 
 /* A fresh reader (scalars only). `expect_preface`: the direction a client sends starts with the
@@ -259,9 +261,9 @@ size_t ch2_read(ch2_reader *reader, const uint8_t *bytes, size_t length, ch2_eve
 size_t ch2_read_split(ch2_reader *reader, const uint8_t *header, const uint8_t *payload, size_t available,
                       ch2_event *event);
 
-/* The header block of the event just read (has_block), `reader->block_length` bytes. (Swift does
- * not import arrays as large as `block`.) */
-static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return reader->block; }
+/* The header block of the event just read (has_block), `reader->block_length` bytes: valid while
+ * the bytes given to the call that read it are. */
+static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return reader->block_at; }
 
 /* ---- a connection's streams (streams.c) ----------------------------------------------------------
  * Both directions of one HTTP/2 connection and the streams under way, read from the frames each
