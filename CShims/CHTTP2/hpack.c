@@ -709,57 +709,24 @@ static inline void copy_bytes(uint8_t *to, const uint8_t *from, size_t length) {
   if (length > 0) memcpy(to, from, length);
 }
 
-/* Copies the used part of `from` to `to`. */
-static void copy_all_fields(ch2_fields *to, const ch2_fields *from) {
-  memcpy(to, from, offsetof(ch2_fields, method));
-  copy_bytes(to->method, from->method, from->method_length);
-  copy_bytes(to->scheme, from->scheme, from->scheme_length);
-  copy_bytes(to->content_type, from->content_type, from->content_type_length);
-  copy_bytes(to->authority, from->authority, from->authority_length);
-  copy_bytes(to->path, from->path, from->path_length);
-  copy_bytes(to->grpc_message, from->grpc_message, from->grpc_message_length);
+/* Empties the fields but those `kept` names (a bit per FIELD_*): a block replaying the kept
+ * block's first fields keeps what they said (the decoder's fields are the kept block's). */
+static void clear_fields_except(ch2_fields *fields, unsigned kept) {
+  if (!(kept & 1u << FIELD_STATUS)) fields->status = 0;
+  if (!(kept & 1u << FIELD_GRPC_STATUS)) fields->grpc_status = -1;
+  if (!(kept & 1u << FIELD_METHOD)) fields->method_length = 0, fields->method_truncated = 0;
+  if (!(kept & 1u << FIELD_SCHEME)) fields->scheme_length = 0;
+  if (!(kept & 1u << FIELD_CONTENT_TYPE)) fields->content_type_length = 0, fields->content_type_truncated = 0;
+  if (!(kept & (1u << FIELD_AUTHORITY | 1u << FIELD_HOST))) fields->authority_length = 0, fields->authority_truncated = 0;
+  if (!(kept & 1u << FIELD_PATH)) fields->path_length = 0, fields->path_truncated = 0, fields->path_huffman = 0;
+  if (!(kept & 1u << FIELD_GRPC_MESSAGE)) fields->grpc_message_length = 0, fields->grpc_message_truncated = 0;
 }
 
-/* Copies the fields `seen` names (a bit per FIELD_*) from `from` to `to`. */
-static void copy_fields(ch2_fields *to, const ch2_fields *from, unsigned seen) {
-  if (seen & (1u << FIELD_STATUS)) to->status = from->status;
-  if (seen & (1u << FIELD_GRPC_STATUS)) to->grpc_status = from->grpc_status;
-  if (seen & (1u << FIELD_METHOD)) {
-    to->method_length = from->method_length;
-    to->method_truncated = from->method_truncated;
-    copy_bytes(to->method, from->method, from->method_length);
-  }
-  if (seen & (1u << FIELD_SCHEME)) {
-    to->scheme_length = from->scheme_length;
-    copy_bytes(to->scheme, from->scheme, from->scheme_length);
-  }
-  if (seen & (1u << FIELD_CONTENT_TYPE)) {
-    to->content_type_length = from->content_type_length;
-    to->content_type_truncated = from->content_type_truncated;
-    copy_bytes(to->content_type, from->content_type, from->content_type_length);
-  }
-  if (seen & (1u << FIELD_AUTHORITY | 1u << FIELD_HOST)) {
-    to->authority_length = from->authority_length;
-    to->authority_truncated = from->authority_truncated;
-    copy_bytes(to->authority, from->authority, from->authority_length);
-  }
-  if (seen & (1u << FIELD_PATH)) {
-    to->path_length = from->path_length;
-    to->path_truncated = from->path_truncated;
-    to->path_huffman = from->path_huffman;
-    copy_bytes(to->path, from->path, from->path_length);
-  }
-  if (seen & (1u << FIELD_GRPC_MESSAGE)) {
-    to->grpc_message_length = from->grpc_message_length;
-    to->grpc_message_truncated = from->grpc_message_truncated;
-    copy_bytes(to->grpc_message, from->grpc_message, from->grpc_message_length);
-  }
-}
-
-/* Keeps the block just decoded (`length` bytes at `block`, which said `fields`) to replay, with
- * where its first `prefixes` fields end (written in `replay_prefixes` as they were decoded). */
+/* Keeps the block just decoded (`length` bytes at `block`; what it said is in decoder->fields) to
+ * replay, with where its first `prefixes` fields end (written in `replay_prefixes` as they were
+ * decoded). */
 static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *recorder, const uint8_t *block,
-                            size_t length, const ch2_fields *fields, unsigned prefixes) {
+                            size_t length, unsigned prefixes) {
   if (recorder->resized || length > CH2_HPACK_REPLAY_BYTES || 2 * recorder->inserted_size > decoder->max_size) return;
   memcpy(decoder->replay_block, block, length);
   decoder->replay_length = (uint32_t)length;
@@ -768,7 +735,6 @@ static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *re
   decoder->replay_whole = !(recorder->named_dynamic && recorder->inserted > 0);
   decoder->replay_run = recorder->inserted;
   decoder->replay_prefix_count = (uint8_t)prefixes;
-  copy_all_fields(&decoder->replay_fields, fields);
 }
 
 /* Copies `length` bytes of the byte ring from `from` to `to`, ranges that do not overlap, in up to
@@ -859,15 +825,18 @@ void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->prefix_fields_replayed = 0;
   decoder->replay_length = 0;
   decoder->replay_steady = 0;
+  ch2_fields_clear(&decoder->fields);
 }
 
 /* See chttp2.h. */
 void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size) { decoder->limit = size; }
 
 /* See chttp2.h. Size updates are allowed only before the block's first field (§4.2). */
-ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length, ch2_fields *fields) {
+ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+  ch2_fields *fields = &decoder->fields;
   if (length == 0) {
     ch2_fields_clear(fields);
+    decoder->replay_length = 0; /* the kept block's fields are gone */
     return CH2_OK;
   }
   unsigned prefixes = fields_to_replay(decoder, block, length);
@@ -882,23 +851,23 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
       decoder->replay_run += decoder->replay_inserts;
       if (decoder->count < decoder->replay_run) decoder->replay_steady = 1;
     }
-    copy_all_fields(fields, &decoder->replay_fields);
-    return CH2_OK;
+    return CH2_OK; /* its fields are the kept block's, as they are */
   }
-  ch2_fields_clear(fields);
   field_recorder recorder = {fields, 0, {0}, 0, 0, 0, 0};
   block_cursor cursor = {block, block + length};
   int field_seen = 0;
   if (prefixes > 0) {  /* then `prefixes` counts where the fields replayed or decoded so far end */
     const struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes - 1];
     if (prefix->inserts > 0) replay_entries(decoder, prefix->inserts, prefix->size);
-    copy_fields(fields, &decoder->replay_fields, prefix->seen);
+    clear_fields_except(fields, prefix->seen);
     recorder.seen = prefix->seen;
     recorder.inserted = prefix->inserts;
     recorder.inserted_size = prefix->size;
     cursor.at += prefix->end;
     field_seen = 1;
     decoder->prefix_fields_replayed += prefixes;
+  } else {
+    ch2_fields_clear(fields);
   }
   decoder->replay_length = 0;
   decoder->replay_steady = 0;
@@ -926,7 +895,7 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
       prefix->seen = (uint16_t)recorder.seen;
     }
   }
-  keep_for_replay(decoder, &recorder, block, length, fields, prefixes);
+  keep_for_replay(decoder, &recorder, block, length, prefixes);
   return CH2_OK;
 }
 

@@ -127,7 +127,7 @@ static void request_frame(const reading *read, const ch2_event *event, uint32_t 
   }
   stream->request_bytes += event->frame_bytes;
   if (event->has_block && !stream->has_head)
-    connection->callbacks->take_request_head(read->context, connection, stream, &connection->requests.fields);
+    connection->callbacks->take_request_head(read->context, connection, stream, &connection->requests.decoder.fields);
   uint64_t halves = event->type == CH2_RST_STREAM ? CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET
                     : event->end_stream          ? CH2_REQUEST_ENDED
                                                  : 0;
@@ -174,9 +174,9 @@ static void response_frame(const reading *read, const ch2_event *event, uint32_t
   if (event->type == CH2_HEADERS && stream->first_byte == 0) stream->first_byte = read->now;
   if (event->has_block) {
     if (event->block_is_push) {
-      promised(read, event->promised_stream_id, &connection->responses.fields);
+      promised(read, event->promised_stream_id, &connection->responses.decoder.fields);
     } else {
-      take_response_fields(stream, &connection->responses.fields);
+      take_response_fields(stream, &connection->responses.decoder.fields);
     }
   }
   uint64_t halves;
@@ -198,7 +198,7 @@ static ch2_status frame_ended(const reading *read, const ch2_event *event, int r
   /* Every header block is decoded, whatever its stream: the table must stay the encoder's. */
   if (event->has_block) {
     ch2_status status = ch2_hpack_decode(&read_direction->decoder, ch2_reader_block(&read_direction->reader),
-                                         read_direction->reader.block_length, &read_direction->fields);
+                                         read_direction->reader.block_length);
     if (status != CH2_OK) return status;
   }
   uint32_t id = event->stream_id;

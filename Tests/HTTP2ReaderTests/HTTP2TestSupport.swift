@@ -95,9 +95,8 @@ final class HPACKDecoder {
 
   /// Decodes `block` (copied to a buffer of exactly its size).
   func decode(_ block: [UInt8]) -> (status: ch2_status, fields: ch2_fields) {
-    var fields = ch2_fields()
-    let status = block.withUnsafeBufferPointer { ch2_hpack_decode(state, $0.baseAddress, $0.count, &fields) }
-    return (status, fields)
+    let status = block.withUnsafeBufferPointer { ch2_hpack_decode(state, $0.baseAddress, $0.count) }
+    return (status, state.pointee.fields)
   }
 
   /// The dynamic table, newest first.

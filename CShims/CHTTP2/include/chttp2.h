@@ -139,7 +139,7 @@ typedef struct ch2_hpack_decoder {
     uint16_t inserts, size; /* the entries they inserted and their size, */
     uint16_t seen;          /* the recorded fields they said (a bit per field) */
   } replay_prefixes[CH2_HPACK_REPLAY_PREFIXES];
-  ch2_fields replay_fields; /* what that block said */
+  ch2_fields fields;        /* what the last block decoded said (the kept block's, when it was kept) */
   uint8_t replay_block[CH2_HPACK_REPLAY_BYTES];
   struct ch2_hpack_entry {
     uint16_t offset;        /* of its name in `bytes`, its value following (it may wrap at the end) */
@@ -160,10 +160,10 @@ void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size);
 
 /* Decodes one complete header block: updates the dynamic table exactly as the peer's encoder did
  * (every literal with incremental indexing inserted, size updates applied, whatever its name), and
- * writes the recorded fields into `fields` (cleared first). Returns CH2_OK, or why the block is
- * malformed; after an error the table is no longer in sync and the decoder must not be used again. */
-ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length,
-                            ch2_fields *fields);
+ * writes the recorded fields into decoder->fields, where they stay until the next block (a block
+ * replayed leaves them as they are). Returns CH2_OK, or why the block is malformed; after an error
+ * the table is no longer in sync and the decoder must not be used again. */
+ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length);
 
 /* For tests and diagnostics: whether the memo holds the Huffman string `bytes` (`length` bytes, as
  * sent, without its length prefix). */
@@ -311,8 +311,7 @@ enum { CH2_REQUEST_ENDED = 1, CH2_RESPONSE_ENDED = 2, CH2_RESET = 4 };
 
 typedef struct ch2_direction {
   ch2_reader reader;
-  ch2_hpack_decoder decoder;
-  ch2_fields fields; /* of the last header block it decoded */
+  ch2_hpack_decoder decoder; /* its `fields`: of the last header block it decoded */
 } ch2_direction;
 
 typedef struct ch2_stream_callbacks ch2_stream_callbacks;
