@@ -704,11 +704,6 @@ static size_t common_prefix(const uint8_t *a, const uint8_t *b, size_t length) {
   return i;
 }
 
-/* Copies `length` bytes when there are any (most fields of a block are absent). */
-static inline void copy_bytes(uint8_t *to, const uint8_t *from, size_t length) {
-  if (length > 0) memcpy(to, from, length);
-}
-
 /* Empties the fields but those `kept` names (a bit per FIELD_*): a block replaying the kept
  * block's first fields keeps what they said (the decoder's fields are the kept block's). */
 static void clear_fields_except(ch2_fields *fields, unsigned kept) {

@@ -73,13 +73,17 @@ struct HTTP2Tests {
     let scratch = try TemporaryDirectory("injection")
     defer { scratch.remove() }
     let server = try LoopbackNginx(files: Self.files, tls: try LoopbackServer.makeCertificate(in: scratch.url), http2: true)
+    // A name curl resolves itself (--resolve: no lookup to record): the connection is named by its
+    // first stream's :authority, whose :path curl sends as a Huffman code.
     let (status, records, stderr) = try Self.run([
-      "/usr/bin/curl", "-s", "-f", "--http2-prior-knowledge", "http://127.0.0.1:\(server.h2cPort)/100k", "-o", "/dev/null",
+      "/usr/bin/curl", "-s", "-f", "--http2-prior-knowledge", "--resolve", "h2.example:\(server.h2cPort):127.0.0.1",
+      "http://h2.example:\(server.h2cPort)/100k?q=1", "-o", "/dev/null",
     ])
     #expect(status == 0, "\(stderr)")
     let stream = try #require(Self.http(records).first)
     let connection = try #require(Self.connections(records).first)
-    #expect(stream.httpProtocol == .h2 && stream.streamId == 1 && stream.status == 200 && stream.target == "/100k")
+    #expect(stream.httpProtocol == .h2 && stream.streamId == 1 && stream.status == 200 && stream.target == "/100k?q=1")
+    #expect(connection.host == "h2.example" && stream.host == "h2.example:\(server.h2cPort)")
     #expect(stream.scheme == .http && !stream.reusedConnection && stream.connectMs != nil)
     #expect(connection.httpExchanges == 1 && connection.tlsALPN == nil)
     // The preface (24) and the client's SETTINGS and WINDOW_UPDATE are the connection's, not the stream's.

@@ -57,11 +57,13 @@ enum H2Streams {
     stream.pointee.head_target_huffman = huffman ? 1 : 0
     stream.pointee.has_head = 1
     let core = context.core
-    if stream.pointee.ordinal == 0, core.pointee.role == ConnectionCore.Role.client, core.pointee.host.isEmpty,
-      let name = HostHeaderName.serverName(
-        host: UnsafePointer(head).hostBytes, targetIsPath: huffman ? beginsWithSlash(code: path) : UnsafePointer(head).targetBytes.first == 0x2F,
-        peerPort: core.pointee.peer.port, isTLS: context.isTLS)
-    {
+    if stream.pointee.ordinal == 0, core.pointee.role == ConnectionCore.Role.client, core.pointee.host.isEmpty {
+      let read = UnsafePointer(head)
+      let targetIsPath = huffman ? beginsWithSlash(code: path) : read.targetBytes.first == UInt8(ascii: "/")
+      guard
+        let name = HostHeaderName.serverName(
+          host: read.hostBytes, targetIsPath: targetIsPath, peerPort: core.pointee.peer.port, isTLS: context.isTLS)
+      else { return }
       core.pointee.host = FixedText(name)
     }
   }

@@ -196,7 +196,7 @@ enum H2Traffic {
     return true
   }
 
-  /// What the hooks call when a direction they read stops (`cnm_h2_read`): a ``ch2_status``.
+  /// What the hooks call when a direction they read stops (h2_reading.c): a ``ch2_status``.
   static let stoppedCallback: cnm_h2_stopped_callback = { slot, requests, status in
     guard let slot else { return }
     stop(slot.assumingMemoryBound(to: ConnectionSlot.self), code: UInt8(truncatingIfNeeded: status),
