@@ -44,8 +44,10 @@ enum Traffic {
     }
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)
-    // The hooks prefetch an exchange's lines while both directions are parsed (`ExchangeLines`).
-    if slot.pointee.head.watch_sent == 0 || slot.pointee.head.watch_received == 0 {
+    // The hooks prefetch an HTTP/1.x exchange's lines while Swift parses both directions
+    // (`ExchangeLines`): not once a direction is left to the hooks or is HTTP/2 (an h2c upgrade).
+    let swift = UInt8(CNM_WATCH_SWIFT)
+    if slot.pointee.head.watch_sent != swift || slot.pointee.head.watch_received != swift {
       cnm_set_exchanging(slot.pointee.core.fd, false)
     }
   }
