@@ -1,16 +1,12 @@
 /* The out-of-line parts of cnetmonitor.h. */
 #include "cnetmonitor.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 cnm_queue *cnm_records;
 
 __thread int cnm_guard_depth __attribute__((tls_model("initial-exec")));
-
-int cnm_errno(void) { return errno; }
-void cnm_set_errno(int value) { errno = value; }
 
 /* ---- originals ----------------------------------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #ifndef CNETMONITOR_H
 #define CNETMONITOR_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,8 +51,8 @@ static inline void cnm_guard_leave(void) { cnm_guard_depth--; }
 
 /* ---- errno, read and restored around the monitor's own work ---------------------------------- */
 
-int cnm_errno(void);
-void cnm_set_errno(int value);
+static inline int cnm_errno(void) { return errno; }
+static inline void cnm_set_errno(int value) { errno = value; }
 
 /* ---- a bounded MPSC queue of fixed-size slots (Vyukov's sequence-numbered ring) ----------------
  * The queue lives entirely in the memory it is formatted into, with offsets instead of pointers,
