@@ -704,8 +704,9 @@ static size_t common_prefix(const uint8_t *a, const uint8_t *b, size_t length) {
   return i;
 }
 
-/* Empties the fields but those `kept` names (a bit per FIELD_*): a block replaying the kept
- * block's first fields keeps what they said (the decoder's fields are the kept block's). */
+/* Empties the fields but those `kept` names (a bit per FIELD_*; 0: all of them, ch2_fields_clear):
+ * a block replaying the kept block's first fields keeps what they said (the decoder's fields are
+ * the kept block's). */
 static void clear_fields_except(ch2_fields *fields, unsigned kept) {
   if (!(kept & 1u << FIELD_STATUS)) fields->status = 0;
   if (!(kept & 1u << FIELD_GRPC_STATUS)) fields->grpc_status = -1;
@@ -797,15 +798,7 @@ static unsigned fields_to_replay(const ch2_hpack_decoder *decoder, const uint8_t
 /* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
 
 /* See chttp2.h. */
-void ch2_fields_clear(ch2_fields *fields) {
-  fields->status = 0;
-  fields->grpc_status = -1;
-  fields->authority_length = fields->path_length = fields->grpc_message_length = 0;
-  fields->method_length = fields->scheme_length = fields->content_type_length = 0;
-  fields->method_truncated = fields->authority_truncated = fields->path_truncated = 0;
-  fields->grpc_message_truncated = fields->content_type_truncated = 0;
-  fields->path_huffman = 0;
-}
+void ch2_fields_clear(ch2_fields *fields) { clear_fields_except(fields, 0); }
 
 /* See chttp2.h: scalars only, so the rings' pages stay untouched until entries come. */
 void ch2_hpack_init(ch2_hpack_decoder *decoder) {

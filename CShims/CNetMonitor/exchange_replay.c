@@ -158,7 +158,7 @@ void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffe
   /* A TLS connection's exchanges are in its plaintext (cnm_replay_take_plaintext), and so are
    * those of a socket call an SSL call makes. */
   if (!head->is_tls && !cnm_current_ssl && take(head, received, buffer, vector, vector_count, (size_t)result)) {
-    __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
+    cnm_count_bytes(head, received, (uint64_t)result);
     return;
   }
   cnm_hand_to_swift(head, received, buffer, vector, vector_count, result);

@@ -33,7 +33,7 @@ static inline void read_direction(cnm_connection_head *head, bool requests, cons
 
 void cnm_h2_read(cnm_connection_head *head, bool received, bool requests, const void *buffer,
                  const struct iovec *vector, int vector_count, ssize_t result) {
-  __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
+  cnm_count_bytes(head, received, (uint64_t)result);
   read_direction(head, requests, buffer, vector, vector_count, (size_t)result);
 }
 

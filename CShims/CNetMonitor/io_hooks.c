@@ -49,7 +49,7 @@ static inline void account(int fd, bool received, const void *buffer, const stru
   cnm_connection_head *head = SLOT(fd);
   uint8_t watched = received ? head->watch_received : head->watch_sent;
   if (!watched && (head->is_tls || !cnm_current_ssl)) {
-    __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, (uint64_t)result, __ATOMIC_RELAXED);
+    cnm_count_bytes(head, received, (uint64_t)result);
   } else {
     watched_bytes(head, received, buffer, vector, vector_count, result);
   }

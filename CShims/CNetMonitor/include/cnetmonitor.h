@@ -572,6 +572,11 @@ typedef struct cnm_connection_head {
   unsigned char replay_response_bytes[CNM_SIMPLE_HEAD_CAPACITY];
 } cnm_connection_head;
 
+/* Counts `count` socket bytes the connection `head` received or sent. */
+static inline void cnm_count_bytes(cnm_connection_head *head, bool received, uint64_t count) {
+  __atomic_fetch_add(received ? &head->bytes_received : &head->bytes_sent, count, __ATOMIC_RELAXED);
+}
+
 /* Stops the replay: it goes OFF, with what it took of the exchange under way pending (a request
  * when REQUESTED; the request and the response when RESPONDING). Returns the state after. */
 static inline uint64_t cnm_replay_stop(cnm_connection_head *head) {
