@@ -113,12 +113,35 @@ static text plain_text(const void *bytes, size_t length) {
   return result;
 }
 
+/* Copies `length` bytes from `source` to `destination` (ranges that do not overlap). A field's name
+ * or value is short, and a call to memcpy costs more than copying it does: up to 16 bytes are
+ * copied as two words that may overlap each other. */
+static inline void copy_bytes(uint8_t *destination, const uint8_t *source, size_t length) {
+  if (length > 16) {
+    memcpy(destination, source, length);
+  } else if (length >= 8) {
+    uint64_t head, tail;
+    memcpy(&head, source, 8);
+    memcpy(&tail, source + length - 8, 8);
+    memcpy(destination, &head, 8);
+    memcpy(destination + length - 8, &tail, 8);
+  } else if (length >= 4) {
+    uint32_t head, tail;
+    memcpy(&head, source, 4);
+    memcpy(&tail, source + length - 4, 4);
+    memcpy(destination, &head, 4);
+    memcpy(destination + length - 4, &tail, 4);
+  } else {
+    for (size_t i = 0; i < length; i++) destination[i] = source[i];
+  }
+}
+
 /* Copies the first `capacity` bytes of `source` at `destination`. */
-static void copy_text(uint8_t *destination, size_t capacity, text source) {
+static inline void copy_text(uint8_t *destination, size_t capacity, text source) {
   size_t first = source.first_length < capacity ? source.first_length : capacity;
-  if (first > 0) memcpy(destination, source.first, first);
+  copy_bytes(destination, source.first, first);
   size_t second = source.second_length < capacity - first ? source.second_length : capacity - first;
-  if (second > 0) memcpy(destination + first, source.second, second);
+  if (second > 0) copy_bytes(destination + first, source.second, second);
 }
 
 /* The recorded field that the name `name` (`length` bytes) is, or FIELD_NONE. */
@@ -163,7 +186,7 @@ typedef struct recorder {
 
 /* Where the value of `field` is to be written, with its capacity; NULL when it is not written (not
  * recorded, or recorded already: the first occurrence wins; host only without :authority). */
-static uint8_t *field_target(field_recorder *recorder, unsigned field, size_t *capacity) {
+static inline __attribute__((always_inline)) uint8_t *field_target(field_recorder *recorder, unsigned field, size_t *capacity) {
   ch2_fields *fields = recorder->fields;
   if (recorder->seen & (1u << field)) return NULL;
   switch (field) {
@@ -197,7 +220,7 @@ static int parse_digits(const uint8_t *digits, size_t length, size_t minimum) {
 
 /* Ends the writing of `field`'s value, `length` bytes long (of which the target's capacity were
  * written): sets its length and truncation, or its number, and marks it seen. */
-static void field_written(field_recorder *recorder, unsigned field, size_t length) {
+static inline __attribute__((always_inline)) void field_written(field_recorder *recorder, unsigned field, size_t length) {
   ch2_fields *fields = recorder->fields;
   int number;
   recorder->seen |= 1u << field;
@@ -243,7 +266,8 @@ static void field_written(field_recorder *recorder, unsigned field, size_t lengt
 }
 
 /* Records `value` as `field`'s, unless the field is not written. */
-static void record_text(field_recorder *recorder, unsigned field, text value) {
+static inline __attribute__((always_inline)) void record_text(field_recorder *recorder, unsigned field, text value) {
+  if (field == FIELD_NONE) return;
   size_t capacity;
   uint8_t *target = field_target(recorder, field, &capacity);
   if (target == NULL) return;
@@ -293,7 +317,7 @@ typedef struct string_literal {
 
 /* Reads a string literal's header and steps over its bytes. CH2_HPACK_BAD_STRING when it is longer
  * than what is left of the block. */
-static ch2_status read_literal(block_cursor *cursor, string_literal *literal) {
+static inline ch2_status read_literal(block_cursor *cursor, string_literal *literal) {
   if (cursor->at == cursor->end) return CH2_HPACK_BAD_INTEGER;
   literal->huffman = (*cursor->at & 0x80u) != 0;
   ch2_status status = read_integer(cursor, 7, &literal->length);
@@ -310,8 +334,8 @@ static ch2_status decode_literal(string_literal literal, ch2_output output, size
   size_t first = literal.length < output.first_capacity ? literal.length : output.first_capacity;
   size_t rest = literal.length - first;
   size_t second = rest < output.second_capacity ? rest : output.second_capacity;
-  if (first > 0) memcpy(output.first, literal.bytes, first);
-  if (second > 0) memcpy(output.second, literal.bytes + first, second);
+  copy_bytes(output.first, literal.bytes, first);
+  if (second > 0) copy_bytes(output.second, literal.bytes + first, second);
   *length = literal.length;
   return CH2_OK;
 }
@@ -355,8 +379,8 @@ static void memo_used(ch2_hpack_decoder *decoder, unsigned slot) {
 static void put_output(ch2_output output, const uint8_t *source, size_t length) {
   size_t first = length < output.first_capacity ? length : output.first_capacity;
   size_t second = length - first < output.second_capacity ? length - first : output.second_capacity;
-  if (first > 0) memcpy(output.first, source, first);
-  if (second > 0) memcpy(output.second, source + first, second);
+  copy_bytes(output.first, source, first);
+  if (second > 0) copy_bytes(output.second, source + first, second);
 }
 
 /* decode_literal, with the memo: a Huffman string decoded before (the same bytes, so valid) is
@@ -381,9 +405,9 @@ static ch2_status decode_string(ch2_hpack_decoder *decoder, string_literal liter
   if (decoder->memo_recent >> slot & 1u) slot ^= 1u;  /* the set's other slot: used less recently */
   struct ch2_hpack_memo *memo = &decoder->memo[slot];
   size_t first = *length < output.first_capacity ? *length : output.first_capacity;
-  memcpy(memo->decoded, output.first, first);
-  if (*length > first) memcpy(memo->decoded + first, output.second, *length - first);
-  memcpy(memo->encoded, literal.bytes, literal.length);
+  copy_bytes(memo->decoded, output.first, first);
+  if (*length > first) copy_bytes(memo->decoded + first, output.second, *length - first);
+  copy_bytes(memo->encoded, literal.bytes, literal.length);
   memo->encoded_length = (uint8_t)literal.length;
   memo->decoded_length = (uint8_t)*length;
   decoder->memo_valid |= 1u << slot;
@@ -400,7 +424,7 @@ static ch2_status record_literal(ch2_hpack_decoder *decoder, field_recorder *rec
   uint8_t *target = field_target(recorder, field, &capacity);
   if (target == NULL) return CH2_OK;
   if (field == FIELD_PATH && value.huffman && value.length <= capacity) {
-    memcpy(target, value.bytes, value.length);
+    copy_bytes(target, value.bytes, value.length);
     field_written(recorder, field, value.length);
     recorder->fields->path_huffman = 1;
     return CH2_OK;
@@ -562,7 +586,7 @@ static void put_name(ch2_hpack_decoder *decoder, text name, int from_table) {
   if (!from_table) {
     ch2_output output = ring_output(decoder, at, length);
     copy_text(output.first, output.first_capacity, name);
-    if (output.second_capacity > 0) memcpy(output.second, name.first + output.first_capacity, output.second_capacity);
+    if (output.second_capacity > 0) copy_bytes(output.second, name.first + output.first_capacity, output.second_capacity);
     return;
   }
   for (size_t i = 0; i < length; i++) {
@@ -657,7 +681,7 @@ static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor
     return insert_field(decoder, recorder, index == 0 ? &name_literal : NULL, name, index > STATIC_ENTRIES, field, value);
   }
   if (index == 0) field = field_of_literal(name_literal);
-  return record_literal(decoder, recorder, field, value);
+  return field == FIELD_NONE ? CH2_OK : record_literal(decoder, recorder, field, value);
 }
 
 /* A dynamic table size update (§6.3). */
@@ -876,11 +900,9 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
     field_seen |= (first & 0xe0u) != 0x20u;
     /* The prefixes are written in place: those replayed are the same, the others are read no more. */
     if (!recorder.resized && !recorder.named_dynamic && prefixes < CH2_HPACK_REPLAY_PREFIXES) {
-      struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes++];
-      prefix->end = (uint16_t)(cursor.at - block);
-      prefix->inserts = (uint16_t)recorder.inserted;
-      prefix->size = (uint16_t)recorder.inserted_size;
-      prefix->seen = (uint16_t)recorder.seen;
+      struct ch2_hpack_prefix prefix = {(uint16_t)(cursor.at - block), (uint16_t)recorder.inserted,
+                                        (uint16_t)recorder.inserted_size, (uint16_t)recorder.seen};
+      memcpy(&decoder->replay_prefixes[prefixes++], &prefix, sizeof prefix);
     }
   }
   keep_for_replay(decoder, &recorder, block, length, prefixes);
