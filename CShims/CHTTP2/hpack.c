@@ -755,6 +755,7 @@ static void keep_for_replay(ch2_hpack_decoder *decoder, const field_recorder *re
   decoder->replay_whole = !(recorder->named_dynamic && recorder->inserted > 0);
   decoder->replay_run = recorder->inserted;
   decoder->replay_prefix_count = (uint8_t)prefixes;
+  decoder->replay_names_table = recorder->named_dynamic;
 }
 
 /* Copies `length` bytes of the byte ring from `from` to `to`, ranges that do not overlap, in up to
@@ -819,38 +820,13 @@ static unsigned fields_to_replay(const ch2_hpack_decoder *decoder, const uint8_t
   return prefixes;
 }
 
-/* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
+static void count_clean(ch2_hpack_decoder *decoder, int names_table);
 
-/* See chttp2.h. */
-void ch2_fields_clear(ch2_fields *fields) { clear_fields_except(fields, 0); }
-
-/* See chttp2.h: scalars only, so the rings' pages stay untouched until entries come. */
-void ch2_hpack_init(ch2_hpack_decoder *decoder) {
-  decoder->max_size = 4096;
-  decoder->limit = 4096;
-  decoder->size = 0;
-  decoder->count = 0;
-  decoder->oldest = 0;
-  decoder->byte_head = 0;
-  decoder->memo_valid = 0;
-  decoder->memo_recent = 0;
-  decoder->prefix_fields_replayed = 0;
-  decoder->replay_length = 0;
-  decoder->replay_steady = 0;
-  ch2_fields_clear(&decoder->fields);
-}
-
-/* See chttp2.h. */
-void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size) { decoder->limit = size; }
-
-/* See chttp2.h. Size updates are allowed only before the block's first field (§4.2). */
-ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+/* Decodes a block with the table (ch2_hpack_decode's work while the table is kept), and when
+ * `counting`, counts it towards leaving the table unkept (count_clean). Size updates are allowed
+ * only before the block's first field (§4.2). */
+static ch2_status decode_with_table(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length, int counting) {
   ch2_fields *fields = &decoder->fields;
-  if (length == 0) {
-    ch2_fields_clear(fields);
-    decoder->replay_length = 0; /* the kept block's fields are gone */
-    return CH2_OK;
-  }
   unsigned prefixes = fields_to_replay(decoder, block, length);
   if (prefixes == REPLAY_WHOLE) {
     if (decoder->replay_inserts > 0 && !decoder->replay_steady) {
@@ -863,6 +839,7 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
       decoder->replay_run += decoder->replay_inserts;
       if (decoder->count < decoder->replay_run) decoder->replay_steady = 1;
     }
+    if (counting) count_clean(decoder, decoder->replay_names_table);
     return CH2_OK; /* its fields are the kept block's, as they are */
   }
   field_recorder recorder = {fields, 0, {0}, 0, 0, 0, 0};
@@ -906,7 +883,277 @@ ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, si
     }
   }
   keep_for_replay(decoder, &recorder, block, length, prefixes);
+  if (counting) count_clean(decoder, recorder.named_dynamic || recorder.resized);
   return CH2_OK;
+}
+
+/* ---- the table left unkept ------------------------------------------------------------------------ */
+
+/* Some encoders never name an entry of their table: nginx inserts its responses' server, date,
+ * content-type, content-length and last-modified every time and names only static entries. Then the
+ * table is of no use to the decoder, and keeping it is most of the work a block costs (~1,400 of
+ * ~1,700 instructions for nginx's responses when they differ). So once `clean_needed` blocks in a
+ * row named none of it (nor resized it), it is left as it is: each block is only read for its
+ * fields (read_without_table), and if it inserts, logged, with the least size its entries can take
+ * (a Huffman string of n bytes is at least (8n - 7) / 30 characters long); a block that comes again
+ * right after itself is counted on its record, not logged again. The first block that names the
+ * table or resizes it (or that the log cannot hold) rebuilds it first: the table as it was, then
+ * every logged block decoded into it (rebuild_table). The oldest logged blocks are dropped once the
+ * newer ones' entries alone take the whole table, as is the table as it was then: the table keeps
+ * the newest entries that fit, so neither could be in it. The fields are the same either way; a
+ * Huffman string that no record keeps is checked only if the table is rebuilt.
+ *
+ * A block read without the table reads again only the fields after those it begins with alike
+ * with the last one (`replay_block`): where each of that block's first fields ends is kept, with
+ * what they said and the least size of what they inserted, in `replay_prefixes` (`size`). */
+
+/* A status of read_without_table's: the block names the table, or resizes it. */
+#define NEEDS_TABLE ((ch2_status)0x100)
+
+/* A logged block's record in `log`, before its bytes: its length, the least size of the entries
+ * it inserts, and how many times it came in a row. */
+typedef struct log_record {
+  uint32_t length, least_size, times;
+} log_record;
+
+/* The least length the string `literal` can decode to. */
+static inline uint32_t least_length(string_literal literal) {
+  if (!literal.huffman) return literal.length;
+  return literal.length == 0 ? 0 : (literal.length * 8 - 7 + 29) / 30;
+}
+
+/* Reads `block` without the table from `cursor` on (the fields before it said `recorder->seen` and
+ * inserted entries of at least `least` in size; `prefixes` of them are marked): records its
+ * fields and sets *least_size to the least size of all the entries it inserts. NEEDS_TABLE when it
+ * names an entry of the table or resizes it. */
+static ch2_status walk_block(ch2_hpack_decoder *decoder, const uint8_t *block, block_cursor cursor,
+                             field_recorder *recorder, uint32_t least, unsigned prefixes, uint32_t *least_size) {
+  while (cursor.at < cursor.end) {
+    uint8_t first = *cursor.at;
+    uint32_t index;
+    ch2_status status;
+    if (first & 0x80u) {
+      status = read_integer(&cursor, 7, &index);
+      if (status != CH2_OK) return status;
+      if (index == 0) return CH2_HPACK_BAD_INDEX;
+      if (index > STATIC_ENTRIES) return NEEDS_TABLE;
+      const struct static_entry *entry = &static_table[index];
+      record_text(recorder, entry->field, plain_text(entry->value, entry->value_length));
+    } else {
+      if ((first & 0xe0u) == 0x20u) return NEEDS_TABLE;
+      int indexing = (first & 0x40u) != 0;
+      status = read_integer(&cursor, indexing ? 6 : 4, &index);
+      if (status != CH2_OK) return status;
+      if (index > STATIC_ENTRIES) return NEEDS_TABLE;
+      string_literal name, value;
+      unsigned field;
+      uint32_t name_length;
+      if (index == 0) {
+        status = read_literal(&cursor, &name);
+        if (status != CH2_OK) return status;
+        field = field_of_literal(name);
+        name_length = least_length(name);
+      } else {
+        field = static_table[index].field;
+        name_length = static_table[index].name_length;
+      }
+      status = read_literal(&cursor, &value);
+      if (status != CH2_OK) return status;
+      if (indexing) least += 32 + name_length + least_length(value);
+      if (field != FIELD_NONE) {
+        status = record_literal(decoder, recorder, field, value);
+        if (status != CH2_OK) return status;
+      }
+    }
+    if (prefixes < CH2_HPACK_REPLAY_PREFIXES && least <= UINT16_MAX) {
+      struct ch2_hpack_prefix prefix = {(uint16_t)(cursor.at - block), 0, (uint16_t)least, (uint16_t)recorder->seen};
+      memcpy(&decoder->replay_prefixes[prefixes++], &prefix, sizeof prefix);
+    }
+  }
+  decoder->replay_prefix_count = (uint8_t)prefixes;
+  *least_size = least;
+  return CH2_OK;
+}
+
+/* Drops the oldest logged blocks while the newer ones' entries alone take the whole table. */
+static void drop_old_blocks(ch2_hpack_decoder *decoder) {
+  while (decoder->log_start < decoder->log_end) {
+    log_record oldest;
+    memcpy(&oldest, decoder->log + decoder->log_start, sizeof oldest);
+    uint32_t size = oldest.least_size * oldest.times;
+    if (decoder->log_least_size - size < decoder->max_size) return;
+    decoder->log_start += (uint32_t)sizeof oldest + oldest.length;
+    decoder->log_least_size -= size;
+    decoder->log_base_gone = 1;
+  }
+}
+
+/* Logs `block` (`length` bytes, entries of at least `least_size`): one more time on the newest
+ * record when it is that record's block again (`again`), unless its times take the whole table
+ * already: the table then holds that block's entries alone, the same however often it comes.
+ * NEEDS_TABLE when the log cannot hold it. */
+static ch2_status log_block(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length, uint32_t least_size,
+                            int again) {
+  if (again && decoder->log_newest < decoder->log_end) {
+    log_record newest;
+    memcpy(&newest, decoder->log + decoder->log_newest, sizeof newest);
+    if (newest.least_size * newest.times >= decoder->max_size) return CH2_OK;
+    newest.times++;
+    memcpy(decoder->log + decoder->log_newest, &newest, sizeof newest);
+  } else {
+    size_t need = sizeof(log_record) + length;
+    if (decoder->log_end + need > CH2_HPACK_LOG_BYTES) {
+      memmove(decoder->log, decoder->log + decoder->log_start, decoder->log_end - decoder->log_start);
+      decoder->log_end -= decoder->log_start;
+      decoder->log_start = 0;
+      if (decoder->log_end + need > CH2_HPACK_LOG_BYTES) return NEEDS_TABLE;
+    }
+    log_record record = {(uint32_t)length, least_size, 1};
+    memcpy(decoder->log + decoder->log_end, &record, sizeof record);
+    memcpy(decoder->log + decoder->log_end + sizeof record, block, length);
+    decoder->log_newest = decoder->log_end;
+    decoder->log_end += (uint32_t)need;
+  }
+  decoder->log_least_size += least_size;
+  drop_old_blocks(decoder);
+  return CH2_OK;
+}
+
+/* Reads a block while the table is not kept (see above). */
+static ch2_status read_without_table(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+  uint32_t least;
+  int again = 0;
+  size_t kept = decoder->replay_length;
+  if (length == kept && memcmp(block, decoder->replay_block, length) == 0) {
+    least = decoder->last_least_size; /* the last block again: the same fields */
+    again = decoder->last_logged;
+  } else {
+    field_recorder recorder = {&decoder->fields, 0, {0}, 0, 0, 0, 0};
+    block_cursor cursor = {block, block + length};
+    unsigned prefixes = 0;
+    uint32_t least_before = 0;
+    if (kept > 0) {
+      size_t alike = common_prefix(block, decoder->replay_block, length < kept ? length : kept);
+      while (prefixes < decoder->replay_prefix_count && decoder->replay_prefixes[prefixes].end <= alike) prefixes++;
+    }
+    if (prefixes > 0) {
+      const struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes - 1];
+      clear_fields_except(&decoder->fields, prefix->seen);
+      recorder.seen = prefix->seen;
+      least_before = prefix->size;
+      cursor.at += prefix->end;
+      decoder->prefix_fields_replayed += prefixes;
+    } else {
+      ch2_fields_clear(&decoder->fields);
+    }
+    decoder->replay_length = 0;
+    ch2_status status = walk_block(decoder, block, cursor, &recorder, least_before, prefixes, &least);
+    if (status != CH2_OK) return status;
+    if (length <= CH2_HPACK_REPLAY_BYTES) {
+      memcpy(decoder->replay_block, block, length);
+      decoder->replay_length = (uint32_t)length;
+      decoder->last_least_size = least;
+    }
+  }
+  decoder->last_logged = least > 0;
+  ch2_status status = least > 0 ? log_block(decoder, block, length, least, again) : CH2_OK;
+  if (status == CH2_OK) decoder->blocks_logged++;
+  return status;
+}
+
+/* Keeps the table again: the table as it was when it was left (unless the logged blocks' entries
+ * evicted it all), then the logged blocks decoded into it. Twice as many blocks without the table
+ * are needed before it is left again. */
+static ch2_status rebuild_table(ch2_hpack_decoder *decoder) {
+  decoder->lazy = 0;
+  decoder->replay_length = 0; /* the block kept is the last read, whose entries are not the table's */
+  decoder->table_rebuilds++;
+  if (decoder->log_base_gone) decoder->size = decoder->count = decoder->oldest = decoder->byte_head = 0;
+  for (uint32_t at = decoder->log_start; at < decoder->log_end;) {
+    log_record record;
+    memcpy(&record, decoder->log + at, sizeof record);
+    for (uint32_t time = 0; time < record.times; time++) {
+      ch2_status status = decode_with_table(decoder, decoder->log + at + sizeof record, record.length, 0);
+      if (status != CH2_OK) return status;
+    }
+    at += (uint32_t)sizeof record + record.length;
+  }
+  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
+  decoder->log_base_gone = 0;
+  decoder->clean_blocks = 0;
+  if (decoder->clean_needed < 0x4000) decoder->clean_needed *= 2;
+  return CH2_OK;
+}
+
+/* ch2_hpack_decode while the table is not kept: the block read without it, or if it needs the
+ * table, the table rebuilt and the block decoded with it. */
+__attribute__((noinline)) static ch2_status decode_without_table(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+  ch2_status status = read_without_table(decoder, block, length);
+  if (status != NEEDS_TABLE) return status;
+  status = rebuild_table(decoder);
+  return status == CH2_OK ? decode_with_table(decoder, block, length, 1) : status;
+}
+
+/* A block was decoded with the table, naming it or resizing it (`names_table`) or not: after
+ * enough blocks in a row that did not, the table is left as it is. */
+static void count_clean(ch2_hpack_decoder *decoder, int names_table) {
+  if (names_table) {
+    decoder->clean_blocks = 0;
+    return;
+  }
+  if (++decoder->clean_blocks < decoder->clean_needed || !decoder->lazy_allowed) return;
+  decoder->lazy = 1;
+  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
+  decoder->log_base_gone = 0;
+  decoder->last_logged = 0;
+  decoder->replay_length = 0; /* compared with the blocks read without the table from now on */
+}
+
+/* ---- the interface (chttp2.h) -------------------------------------------------------------------- */
+
+/* See chttp2.h. */
+void ch2_fields_clear(ch2_fields *fields) { clear_fields_except(fields, 0); }
+
+/* See chttp2.h: scalars only, so the rings' pages stay untouched until entries come. */
+void ch2_hpack_init(ch2_hpack_decoder *decoder) {
+  decoder->max_size = 4096;
+  decoder->limit = 4096;
+  decoder->size = 0;
+  decoder->count = 0;
+  decoder->oldest = 0;
+  decoder->byte_head = 0;
+  decoder->memo_valid = 0;
+  decoder->memo_recent = 0;
+  decoder->prefix_fields_replayed = 0;
+  decoder->blocks_logged = decoder->table_rebuilds = 0;
+  decoder->lazy = 0;
+  decoder->lazy_allowed = 1;
+  decoder->clean_blocks = 0;
+  decoder->clean_needed = 8;
+  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
+  decoder->log_base_gone = 0;
+  decoder->replay_length = 0;
+  decoder->replay_steady = 0;
+  ch2_fields_clear(&decoder->fields);
+}
+
+/* See chttp2.h. */
+void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size) { decoder->limit = size; }
+
+/* See chttp2.h. */
+ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+  if (length == 0) {
+    ch2_fields_clear(&decoder->fields);
+    decoder->replay_length = 0; /* the kept (or last) block's fields are gone */
+    return CH2_OK;
+  }
+  if (decoder->lazy) return decode_without_table(decoder, block, length);
+  return decode_with_table(decoder, block, length, 1);
+}
+
+/* See chttp2.h. */
+ch2_status ch2_hpack_keep_table(ch2_hpack_decoder *decoder) {
+  return decoder->lazy ? rebuild_table(decoder) : CH2_OK;
 }
 
 /* See chttp2.h. */

@@ -1,4 +1,5 @@
 import CHTTP2
+import Testing
 
 /// Bytes from hex digits; whitespace and newlines are skipped.
 func hex(_ text: String) -> [UInt8] {
@@ -83,13 +84,25 @@ func normalizedFieldsLine(_ line: Substring) -> String {
   line.split(separator: " ").map { $0 == "x" ? "-" : String($0) }.joined(separator: " ")
 }
 
-/// A `ch2_hpack_decoder` on the heap (it is 20 KiB).
+/// A `ch2_hpack_decoder` on the heap (it is 40 KiB). `keepsTable`: the table is never left unkept
+/// (a reference, or a test of what the table spares).
 final class HPACKDecoder {
   let state = UnsafeMutablePointer<ch2_hpack_decoder>.allocate(capacity: 1)
 
-  init(limit: UInt32 = 4096) {
+  init(limit: UInt32 = 4096, keepsTable: Bool = false) {
     ch2_hpack_init(state)
     ch2_hpack_set_limit(state, limit)
+    if keepsTable { state.pointee.lazy_allowed = 0 }
+  }
+  /// A fresh decoder again, with the same limit and keeping, and the counters kept.
+  func reset() {
+    let (limit, allowed) = (state.pointee.limit, state.pointee.lazy_allowed)
+    let (logged, rebuilds) = (state.pointee.blocks_logged, state.pointee.table_rebuilds)
+    ch2_hpack_init(state)
+    state.pointee.limit = limit
+    state.pointee.lazy_allowed = allowed
+    state.pointee.blocks_logged = logged
+    state.pointee.table_rebuilds = rebuilds
   }
   deinit { state.deallocate() }
 
@@ -99,11 +112,12 @@ final class HPACKDecoder {
     return (status, state.pointee.fields)
   }
 
-  /// The dynamic table, newest first.
+  /// The dynamic table, newest first (rebuilt first if it is not kept now).
   var entries: [(name: String, value: String)] {
     rawEntries.map { (String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self)) }
   }
   var rawEntries: [(name: [UInt8], value: [UInt8])] {
+    #expect(ch2_hpack_keep_table(state) == CH2_OK)
     var result: [(name: [UInt8], value: [UInt8])] = []
     var name = [UInt8](repeating: 0, count: Int(CH2_HPACK_TABLE_SIZE))
     var value = [UInt8](repeating: 0, count: Int(CH2_HPACK_TABLE_SIZE))
@@ -118,7 +132,12 @@ final class HPACKDecoder {
     }
     return result
   }
-  var size: UInt32 { state.pointee.size }
+  var size: UInt32 {
+    #expect(ch2_hpack_keep_table(state) == CH2_OK)
+    return state.pointee.size
+  }
+  /// Whether the table is not kept now.
+  var isLazy: Bool { state.pointee.lazy != 0 }
   var maxSize: UInt32 { state.pointee.max_size }
 }
 

@@ -38,6 +38,10 @@
  * of its first fields it can replay alone, before a block that differs from it. */
 #define CH2_HPACK_REPLAY_BYTES 256u
 #define CH2_HPACK_REPLAY_PREFIXES 16u
+/* The bytes of header blocks a decoder keeps instead of its table while the peer's encoder names
+ * none of its entries (see ch2_hpack_decoder): enough for a table of 4096 whatever the blocks'
+ * Huffman strings (at most 30 bits a character: 3.75 bytes of block a byte of table). */
+#define CH2_HPACK_LOG_BYTES 16384u
 
 /* Capacities of the decoded fields: longer values are cut there and marked truncated. */
 #define CH2_METHOD_BYTES 16u
@@ -109,7 +113,9 @@ size_t ch2_huffman_decode_text(const uint8_t *code, size_t length, uint8_t *text
  * again would do the same (nginx sends the same response block again and again, inserting
  * server, date, content-type, content-length and last-modified into the table each time), and
  * as far as a block that differs begins like it (a response of another length); and a memo of
- * the Huffman strings decoded lately (for the fields that differ).
+ * the Huffman strings decoded lately (for the fields that differ). While the peer's encoder names
+ * none of the table's entries (nginx's never does), the table is not kept: each block is only
+ * read for its fields and logged, and the table rebuilt from the log when one names it.
  * Layout private to hpack.c. */
 typedef struct ch2_hpack_decoder {
   uint32_t max_size;   /* the table's maximum size now (size updates; 4096 at first) */
@@ -122,6 +128,19 @@ typedef struct ch2_hpack_decoder {
   uint32_t memo_valid; /* a bit per `memo` slot that holds a string (none at first) */
   uint32_t memo_recent; /* a bit per `memo` slot: used more recently than its set's other one */
   uint32_t prefix_fields_replayed; /* diagnostics: fields replayed in blocks that differ, since init */
+  uint32_t blocks_logged;   /* diagnostics: blocks read without the table since init */
+  uint32_t table_rebuilds;  /* diagnostics: times the table was rebuilt from the logged blocks */
+  /* The table left unkept (see hpack.c): */
+  uint8_t lazy;             /* not kept now: the blocks since that inserted are in `log` */
+  uint8_t lazy_allowed;     /* 1 at init; 0 keeps the table always (tests' reference decoders) */
+  uint8_t log_base_gone;    /* the logged blocks' entries alone fill the table: none before is left */
+  uint16_t clean_blocks;    /* blocks in a row decoded with the table that named none of it */
+  uint16_t clean_needed;    /* how many leave it unkept (doubles each time it is rebuilt) */
+  uint8_t last_logged;      /* the last block read without the table is the newest logged */
+  uint32_t log_start, log_end; /* the logged blocks in `log` (a record, then the block's bytes) */
+  uint32_t log_newest;      /* where the newest logged block's record is */
+  uint32_t log_least_size;  /* the least RFC 7541 size the logged blocks' entries take */
+  uint32_t last_least_size; /* of the last block read without the table (replay_block) */
   struct ch2_hpack_memo {
     uint8_t encoded_length, decoded_length;
     uint8_t encoded[CH2_HPACK_MEMO_ENCODED];  /* a Huffman string as sent, without its length */
@@ -133,6 +152,7 @@ typedef struct ch2_hpack_decoder {
   uint8_t replay_whole;     /* whether the whole block replays, or only its prefixes */
   uint8_t replay_steady;    /* replaying it whole again leaves the table as it is (see hpack.c) */
   uint8_t replay_prefix_count; /* of `replay_prefixes` */
+  uint8_t replay_names_table;  /* whether it named an entry of the table */
   uint32_t replay_run;      /* entries it and its replays since inserted, until replay_steady */
   struct ch2_hpack_prefix {
     uint16_t end;           /* where its first fields end in the block, */
@@ -140,6 +160,7 @@ typedef struct ch2_hpack_decoder {
     uint16_t seen;          /* the recorded fields they said (a bit per field) */
   } replay_prefixes[CH2_HPACK_REPLAY_PREFIXES];
   ch2_fields fields;        /* what the last block decoded said (the kept block's, when it was kept) */
+  uint8_t log[CH2_HPACK_LOG_BYTES];
   uint8_t replay_block[CH2_HPACK_REPLAY_BYTES];
   struct ch2_hpack_entry {
     uint16_t offset;        /* of its name in `bytes`, its value following (it may wrap at the end) */
@@ -164,6 +185,11 @@ void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size);
  * replayed leaves them as they are). Returns CH2_OK, or why the block is malformed; after an error
  * the table is no longer in sync and the decoder must not be used again. */
 ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length);
+
+/* For tests and diagnostics: rebuilds the table if it is not kept now (see ch2_hpack_decoder), so
+ * that ch2_hpack_entry_at and `size` say what it holds. Returns CH2_OK, or the error a logged block
+ * gave (then the decoder must not be used again). */
+ch2_status ch2_hpack_keep_table(ch2_hpack_decoder *decoder);
 
 /* For tests and diagnostics: whether the memo holds the Huffman string `bytes` (`length` bytes, as
  * sent, without its length prefix). */
