@@ -39,8 +39,9 @@
 #define CH2_HPACK_REPLAY_BYTES 256u
 #define CH2_HPACK_REPLAY_PREFIXES 16u
 /* The bytes of header blocks a decoder keeps instead of its table while the peer's encoder names
- * none of its entries (see ch2_hpack_decoder): enough for a table of 4096 whatever the blocks'
- * Huffman strings (at most 30 bits a character: 3.75 bytes of block a byte of table). */
+ * none of its entries (see ch2_hpack_decoder): a table of 4096's worth of entries even in Huffman
+ * strings of the longest codes (30 bits a character), when the blocks are mostly the fields they
+ * insert; a block the log cannot hold has the table rebuilt and kept again. */
 #define CH2_HPACK_LOG_BYTES 16384u
 
 /* Capacities of the decoded fields: longer values are cut there and marked truncated. */
