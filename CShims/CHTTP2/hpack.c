@@ -113,6 +113,16 @@ static text plain_text(const void *bytes, size_t length) {
   return result;
 }
 
+/* Copies `length` bytes (`word` to 2 × `word`, `word` at most 8) as their first and last `word`
+ * bytes, which may overlap. */
+static inline void copy_ends(uint8_t *destination, const uint8_t *source, size_t length, size_t word) {
+  uint64_t head, tail;
+  memcpy(&head, source, word);
+  memcpy(&tail, source + length - word, word);
+  memcpy(destination, &head, word);
+  memcpy(destination + length - word, &tail, word);
+}
+
 /* Copies `length` bytes from `source` to `destination` (ranges that do not overlap). A field's name
  * or value is short, and a call to memcpy costs more than copying it does: up to 16 bytes are
  * copied as two words that may overlap each other. */
@@ -120,17 +130,9 @@ static inline void copy_bytes(uint8_t *destination, const uint8_t *source, size_
   if (length > 16) {
     memcpy(destination, source, length);
   } else if (length >= 8) {
-    uint64_t head, tail;
-    memcpy(&head, source, 8);
-    memcpy(&tail, source + length - 8, 8);
-    memcpy(destination, &head, 8);
-    memcpy(destination + length - 8, &tail, 8);
+    copy_ends(destination, source, length, 8);
   } else if (length >= 4) {
-    uint32_t head, tail;
-    memcpy(&head, source, 4);
-    memcpy(&tail, source + length - 4, 4);
-    memcpy(destination, &head, 4);
-    memcpy(destination + length - 4, &tail, 4);
+    copy_ends(destination, source, length, 4);
   } else {
     for (size_t i = 0; i < length; i++) destination[i] = source[i];
   }
@@ -810,7 +812,7 @@ static inline void replay_entries(ch2_hpack_decoder *decoder, uint32_t inserts, 
 /* What of the kept block replays for `block` (`length` bytes): all of it (REPLAY_WHOLE), or how
  * many of its first fields (0: none). */
 #define REPLAY_WHOLE UINT_MAX
-static unsigned fields_to_replay(const ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
+static inline unsigned fields_to_replay(const ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
   size_t kept = decoder->replay_length;
   if (kept == 0) return 0;
   if (length == kept && decoder->replay_whole && memcmp(block, decoder->replay_block, length) == 0) return REPLAY_WHOLE;
@@ -915,6 +917,12 @@ static ch2_status decode_with_table(ch2_hpack_decoder *decoder, const uint8_t *b
 typedef struct log_record {
   uint32_t length, least_size, times;
 } log_record;
+
+/* Empties the log: the table is as it was when it was left (or kept again). */
+static void empty_log(ch2_hpack_decoder *decoder) {
+  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
+  decoder->log_base_gone = 0;
+}
 
 /* The least length the string `literal` can decode to. */
 static inline uint32_t least_length(string_literal literal) {
@@ -1023,19 +1031,14 @@ static ch2_status log_block(ch2_hpack_decoder *decoder, const uint8_t *block, si
 static ch2_status read_without_table(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {
   uint32_t least;
   int again = 0;
-  size_t kept = decoder->replay_length;
-  if (length == kept && memcmp(block, decoder->replay_block, length) == 0) {
+  unsigned prefixes = fields_to_replay(decoder, block, length);
+  if (prefixes == REPLAY_WHOLE) {
     least = decoder->last_least_size; /* the last block again: the same fields */
     again = decoder->last_logged;
   } else {
     field_recorder recorder = {&decoder->fields, 0, {0}, 0, 0, 0, 0};
     block_cursor cursor = {block, block + length};
-    unsigned prefixes = 0;
     uint32_t least_before = 0;
-    if (kept > 0) {
-      size_t alike = common_prefix(block, decoder->replay_block, length < kept ? length : kept);
-      while (prefixes < decoder->replay_prefix_count && decoder->replay_prefixes[prefixes].end <= alike) prefixes++;
-    }
     if (prefixes > 0) {
       const struct ch2_hpack_prefix *prefix = &decoder->replay_prefixes[prefixes - 1];
       clear_fields_except(&decoder->fields, prefix->seen);
@@ -1052,6 +1055,7 @@ static ch2_status read_without_table(ch2_hpack_decoder *decoder, const uint8_t *
     if (length <= CH2_HPACK_REPLAY_BYTES) {
       memcpy(decoder->replay_block, block, length);
       decoder->replay_length = (uint32_t)length;
+      decoder->replay_whole = 1; /* (fields_to_replay) read again, it says the same */
       decoder->last_least_size = least;
     }
   }
@@ -1078,8 +1082,7 @@ static ch2_status rebuild_table(ch2_hpack_decoder *decoder) {
     }
     at += (uint32_t)sizeof record + record.length;
   }
-  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
-  decoder->log_base_gone = 0;
+  empty_log(decoder);
   decoder->clean_blocks = 0;
   if (decoder->clean_needed < 0x4000) decoder->clean_needed *= 2;
   return CH2_OK;
@@ -1103,8 +1106,7 @@ static void count_clean(ch2_hpack_decoder *decoder, int names_table) {
   }
   if (++decoder->clean_blocks < decoder->clean_needed || !decoder->lazy_allowed) return;
   decoder->lazy = 1;
-  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
-  decoder->log_base_gone = 0;
+  empty_log(decoder);
   decoder->last_logged = 0;
   decoder->replay_length = 0; /* compared with the blocks read without the table from now on */
 }
@@ -1130,8 +1132,7 @@ void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->lazy_allowed = 1;
   decoder->clean_blocks = 0;
   decoder->clean_needed = 8;
-  decoder->log_start = decoder->log_end = decoder->log_least_size = 0;
-  decoder->log_base_gone = 0;
+  empty_log(decoder);
   decoder->replay_length = 0;
   decoder->replay_steady = 0;
   ch2_fields_clear(&decoder->fields);
