@@ -2,7 +2,11 @@
  * the thread that moves its bytes; a stream's `state` is the one word both directions write. */
 #include "chttp2.h"
 
+#include <stddef.h>
 #include <string.h>
+
+_Static_assert(sizeof(ch2_stream) == 1024 && offsetof(ch2_connection, streams) == 0,
+               "a stream slot is 16 cache lines of a 64-byte aligned connection");
 
 /* ---- a stream's halves --------------------------------------------------------------------------- */
 
@@ -51,6 +55,66 @@ int ch2_stream_end(ch2_stream *stream, uint64_t halves, uint64_t tag) {
   }
 }
 
+/* ---- the slots (chttp2.h) ------------------------------------------------------------------------- */
+
+/* A free slot off the stack, the one freed last; else one never used; CH2_NO_SLOT when none is
+ * left. (The count in `free_slots` changes with every pop and push: a pop that read `next_free`
+ * of a slot popped and pushed again meanwhile fails its compare-and-swap.) */
+static uint32_t take_free_slot(ch2_connection *connection) {
+  uint64_t top = __atomic_load_n(&connection->free_slots, __ATOMIC_ACQUIRE);
+  for (uint32_t slot; (slot = (uint32_t)(top & 0xFF)) != CH2_NO_SLOT;) {
+    uint64_t next = ((top & ~(uint64_t)0xFF) + 0x100) | __atomic_load_n(&connection->next_free[slot], __ATOMIC_RELAXED);
+    if (__atomic_compare_exchange_n(&connection->free_slots, &top, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return slot;
+  }
+  uint32_t fresh = __atomic_load_n(&connection->slots_never_used, __ATOMIC_RELAXED);
+  while (fresh < CH2_STREAM_CAPACITY) {
+    if (__atomic_compare_exchange_n(&connection->slots_never_used, &fresh, fresh + 1, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+      return fresh;
+  }
+  return CH2_NO_SLOT;
+}
+
+/* `slot` onto the free stack. */
+static void give_back_slot(ch2_connection *connection, uint32_t slot) {
+  uint64_t top = __atomic_load_n(&connection->free_slots, __ATOMIC_RELAXED);
+  uint64_t next;
+  do {
+    __atomic_store_n(&connection->next_free[slot], (uint8_t)(top & 0xFF), __ATOMIC_RELAXED);
+    next = ((top & ~(uint64_t)0xFF) + 0x100) | slot;
+  } while (!__atomic_compare_exchange_n(&connection->free_slots, &top, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* See chttp2.h. A place keeps a recorded stream's id (with CH2_NO_SLOT) until a newer stream
+ * takes the place: a late frame of that stream opens nothing. */
+ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id) {
+  uint64_t *place = &connection->stream_map[ch2_stream_place(id)];
+  uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
+  for (;;) {
+    uint32_t held_by = (uint32_t)(entry >> 8), slot = (uint32_t)(entry & 0xFF);
+    if (held_by == id) return slot == CH2_NO_SLOT ? NULL : &connection->streams[slot];
+    if (held_by > id && (held_by & 1) == (id & 1)) return NULL; /* older than the place's stream */
+    /* An older stream still open keeps its slot for the newer one (the older is lost). */
+    int taken = entry == 0 || slot == CH2_NO_SLOT;
+    if (taken && (slot = take_free_slot(connection)) == CH2_NO_SLOT) return NULL;
+    if (__atomic_compare_exchange_n(place, &entry, (uint64_t)id << 8 | slot, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return &connection->streams[slot];
+    if (taken) give_back_slot(connection, slot);
+  }
+}
+
+/* See chttp2.h. */
+void ch2_stream_release(ch2_connection *connection, uint32_t id) {
+  uint64_t *place = &connection->stream_map[ch2_stream_place(id)];
+  uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
+  uint32_t slot = (uint32_t)(entry & 0xFF);
+  if (entry >> 8 != id || slot == CH2_NO_SLOT) return;
+  if (__atomic_compare_exchange_n(place, &entry, (uint64_t)id << 8 | CH2_NO_SLOT, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_RELAXED))
+    give_back_slot(connection, slot);
+}
+
 /* ---- the frames ------------------------------------------------------------------------------------ */
 
 /* What a read of one direction passes along. */
@@ -66,10 +130,11 @@ static inline ch2_direction *direction(ch2_connection *connection, int requests)
 }
 
 /* Stream `id` in `stream` ended, by the request direction or the response direction (`by`, the
- * counter it adds to): recorded. */
+ * counter it adds to): recorded, and its slot given back. */
 static void record(const reading *read, ch2_stream *stream, uint32_t id, uint32_t *by) {
   (*by)++;
   read->connection->callbacks->record(read->context, read->connection, stream, id, read->now);
+  ch2_stream_release(read->connection, id);
 }
 
 /* The request half opens at `now`, the connection's next stream. */
@@ -82,17 +147,14 @@ static void open_request(ch2_connection *connection, ch2_stream *stream, uint64_
  * server (0) opened, or both (-1): a GOAWAY's refusal, or every stream still open at the close. */
 static void end_streams(const reading *read, uint32_t last, int opened_by_client, uint32_t *by) {
   ch2_connection *connection = read->connection;
-  uint64_t generation = connection->generation & 0x3FFFFFFFu;
-  for (uint32_t index = 0; index < CH2_STREAM_CAPACITY; index++) {
-    ch2_stream *stream = &connection->streams[index];
-    /* The stream the slot holds now, by whichever half is this connection's (the newer if both). */
-    uint64_t request_tag = stream->request_tag, response_tag = stream->response_tag;
-    uint64_t tag = request_tag >> 34 == generation ? request_tag : 0;
-    if (response_tag >> 34 == generation && response_tag > tag) tag = response_tag;
-    uint32_t id = (uint32_t)(tag >> 3) & 0x7FFFFFFFu;
-    if (tag == 0 || id <= last) continue;
+  for (uint32_t place = 0; place < CH2_STREAM_CAPACITY; place++) {
+    uint64_t entry = __atomic_load_n(&connection->stream_map[place], __ATOMIC_ACQUIRE);
+    uint32_t id = (uint32_t)(entry >> 8), slot = (uint32_t)(entry & 0xFF);
+    if (entry == 0 || slot == CH2_NO_SLOT || id <= last) continue;
     if (opened_by_client >= 0 && (int)(id & 1) != opened_by_client) continue;
-    if (ch2_stream_end(stream, CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET, tag)) record(read, stream, id, by);
+    ch2_stream *stream = &connection->streams[slot];
+    uint64_t halves = CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET;
+    if (ch2_stream_end(stream, halves, ch2_stream_tag(connection, id))) record(read, stream, id, by);
   }
 }
 
@@ -115,7 +177,8 @@ __attribute__((noinline)) static void connection_frame(const reading *read, cons
 
 static void request_frame(const reading *read, const ch2_event *event, uint32_t id) {
   ch2_connection *connection = read->connection;
-  ch2_stream *stream = ch2_stream_slot(connection, id);
+  ch2_stream *stream = event->type == CH2_HEADERS ? ch2_stream_open(connection, id) : ch2_stream_find(connection, id);
+  if (!stream) return;
   uint64_t tag = ch2_stream_tag(connection, id);
   if (stream->request_tag != tag) {
     /* Only HEADERS opens a stream: a PRIORITY frame for an idle stream (nghttp's anchors) or a
@@ -138,9 +201,9 @@ static void request_frame(const reading *read, const ch2_event *event, uint32_t 
  * Out of line: rare. */
 __attribute__((noinline)) static void promised(const reading *read, uint32_t id, const ch2_fields *request) {
   ch2_connection *connection = read->connection;
-  ch2_stream *stream = ch2_stream_slot(connection, id);
+  ch2_stream *stream = id == 0 ? NULL : ch2_stream_open(connection, id);
   uint64_t tag = ch2_stream_tag(connection, id);
-  if (id == 0 || !ch2_stream_claim_request_half(stream, tag)) return;
+  if (!stream || !ch2_stream_claim_request_half(stream, tag)) return;
   open_request(connection, stream, read->now);
   connection->callbacks->take_request_head(read->context, connection, stream, request);
   (void)ch2_stream_end(stream, CH2_REQUEST_ENDED, tag); /* its response is still to come */
@@ -161,7 +224,8 @@ static void take_response_fields(ch2_stream *stream, const ch2_fields *fields) {
 
 static void response_frame(const reading *read, const ch2_event *event, uint32_t id) {
   ch2_connection *connection = read->connection;
-  ch2_stream *stream = ch2_stream_slot(connection, id);
+  ch2_stream *stream = event->type == CH2_HEADERS ? ch2_stream_open(connection, id) : ch2_stream_find(connection, id);
+  if (!stream) return;
   uint64_t tag = ch2_stream_tag(connection, id);
   if (stream->response_tag != tag) {
     /* A response begins with HEADERS; a RST_STREAM ends a stream the other side opened. */
@@ -220,6 +284,9 @@ void ch2_connection_start(ch2_connection *connection, uint32_t generation, const
   connection->generation = generation;
   connection->streams_opened = 0;
   connection->recorded_by_requests = connection->recorded_by_responses = connection->recorded_at_finish = 0;
+  connection->free_slots = CH2_NO_SLOT;
+  connection->slots_never_used = 0;
+  memset(connection->stream_map, 0, sizeof connection->stream_map);
   ch2_reader_init(&connection->requests.reader, 1); /* the client's frames follow its preface */
   ch2_hpack_init(&connection->requests.decoder);
   ch2_reader_init(&connection->responses.reader, 0);

@@ -297,18 +297,20 @@ static inline const uint8_t *ch2_reader_block(const ch2_reader *reader) { return
  * direction carries: each stream becomes one record (the recorder's callback) when both of its
  * halves ended (END_STREAM each way), when it is reset (RST_STREAM), refused (GOAWAY), or when the
  * connection closes. Each direction is read by the thread that moves its bytes; a stream's `state`
- * is the one word both write, atomically: whichever half ends second records it. About 200 KB
- * (two 64 KB block buffers, two HPACK tables, 128 streams), kept in a pool entry whose pages are
- * touched only as a connection uses them: never initialized whole (ch2_connection_start writes the
- * scalars; a stream slot's fields are written when a stream takes it). */
+ * is the one word both write, atomically: whichever half ends second records it. About 350 KB
+ * (two 64 KB block buffers, two HPACK decoders, 128 stream slots), kept in a pool entry whose pages
+ * are touched only as a connection uses them: never initialized whole (ch2_connection_start writes
+ * the scalars and the stream map; a stream slot's fields are written when a stream takes it). */
 
 #define CH2_STREAM_CAPACITY 128u
 /* Bytes the recorder keeps of a stream's request head (its own layout; it checks that it fits). */
-#define CH2_STREAM_HEAD_BYTES 832u
+#define CH2_STREAM_HEAD_BYTES 824u
 
 /* One stream's slot: its request half, written by the thread that reads the request direction, its
  * response half, by the one that reads the response direction (a pushed stream's request half is
- * its PUSH_PROMISE's, written by the response direction). */
+ * its PUSH_PROMISE's, written by the response direction). 1,024 bytes, 16 cache lines when the
+ * connection is 64-byte aligned (a pool entry is): what every stream writes lies in the first two,
+ * its scalars in the first and the start of its head in the second. */
 typedef struct ch2_stream {
   /* The stream's tag (ch2_stream_tag) and which halves ended: CH2_REQUEST_ENDED, CH2_RESPONSE_ENDED,
    * CH2_RESET. Changed only atomically. */
@@ -317,21 +319,21 @@ typedef struct ch2_stream {
   uint64_t request_tag;    /* the tag of the stream the request half's fields are of */
   uint64_t start;          /* monotonic ns: when its request's HEADERS (or PUSH_PROMISE) was read */
   uint64_t request_bytes;  /* frame bytes of the stream in the request direction, headers included */
-  uint32_t ordinal;        /* streams opened on the connection before this one */
-  uint8_t has_head;        /* `head` holds the request's method, path and :authority */
   /* The response half. */
-  uint8_t response_complete; /* the response ended with END_STREAM */
-  uint16_t status;         /* the final :status (a 1xx is kept only until a final one); 0: none */
   uint64_t response_tag;
   uint64_t first_byte;     /* monotonic ns: the first response HEADERS (0: none yet) */
   uint64_t response_bytes;
+  uint32_t ordinal;        /* (request half) streams opened on the connection before this one */
+  uint16_t status;         /* the final :status (a 1xx is kept only until a final one); 0: none */
+  uint8_t has_head;        /* (request half) `head` holds the request's method, path and :authority */
+  uint8_t response_complete; /* the response ended with END_STREAM */
   int16_t grpc_status;     /* grpc-status of the headers (trailers-only) or trailers; -1: none */
   uint8_t grpc_message_length;
-  uint8_t grpc_message[CH2_GRPC_MESSAGE_BYTES];
   /* The request head as the recorder keeps it (take_request_head writes both): its target is the
    * :path's Huffman code when `head_target_huffman` (see ch2_fields). */
   uint8_t head_target_huffman;
   _Alignas(8) uint8_t head[CH2_STREAM_HEAD_BYTES];
+  uint8_t grpc_message[CH2_GRPC_MESSAGE_BYTES];
 } ch2_stream;
 
 enum { CH2_REQUEST_ENDED = 1, CH2_RESPONSE_ENDED = 2, CH2_RESET = 4 };
@@ -344,14 +346,23 @@ typedef struct ch2_direction {
 typedef struct ch2_stream_callbacks ch2_stream_callbacks;
 
 typedef struct ch2_connection {
+  ch2_stream streams[CH2_STREAM_CAPACITY]; /* first: at the entry's alignment */
   const ch2_stream_callbacks *callbacks; /* what is done with its streams */
   uint32_t generation;     /* this connection's taking of its pool entry: in every tag of its streams */
   uint32_t streams_opened; /* by either side: a stream's ordinal */
   /* Streams recorded, by who recorded them (no counter has two writers). */
   uint32_t recorded_by_requests, recorded_by_responses, recorded_at_finish;
+  /* The stream slots no stream holds, the one freed last on top: a stack that either direction
+   * pops and pushes without a lock (bits 0–7: the top slot, CH2_NO_SLOT when empty; above them a
+   * count of the stack's changes, so that a pop that raced another pop and push fails). */
+  uint64_t free_slots;
+  uint32_t slots_never_used; /* slots at and past this index have held no stream of this connection */
+  uint8_t next_free[CH2_STREAM_CAPACITY]; /* the free slot under each free slot on the stack */
+  /* Which slot each open stream holds, at its place (ch2_stream_place): the stream id above bits
+   * 0–7, the slot in them; 0 when the place holds none. Set and cleared only by compare-and-swap. */
+  uint64_t stream_map[CH2_STREAM_CAPACITY];
   ch2_direction requests;  /* the client's frames */
   ch2_direction responses; /* the server's */
-  ch2_stream streams[CH2_STREAM_CAPACITY];
 } ch2_connection;
 
 /* What the recorder does with a stream: take its request head from the fields of the header block
@@ -391,14 +402,30 @@ static inline uint64_t ch2_connection_recorded(const ch2_connection *connection)
          connection->recorded_at_finish;
 }
 
-/* The slot of stream `id`: client-initiated (odd) streams in order, server-initiated (even) ones
- * half the table away, so that a pushed stream meets the stream that promised it rarely. 128
- * streams in flight at once are followed exactly; a stream opened while its slot still holds one
- * 128 streams older takes the slot over, and the older one is not recorded. */
-static inline ch2_stream *ch2_stream_slot(ch2_connection *connection, uint32_t id) {
-  uint32_t index = ((id >> 1) + ((id & 1) == 0 ? 64u : 0u)) & (CH2_STREAM_CAPACITY - 1);
-  return &connection->streams[index];
+#define CH2_NO_SLOT 0xFFu
+
+/* The place of stream `id` in the stream map: client-initiated (odd) streams in order, server-
+ * initiated (even) ones half the map away, so that a pushed stream meets the stream that promised
+ * it rarely. 128 streams in flight at once are followed exactly; a stream opened while its place
+ * still holds one 128 streams older takes that one's slot over, and the older one is not recorded. */
+static inline uint32_t ch2_stream_place(uint32_t id) {
+  return ((id >> 1) + ((id & 1) == 0 ? 64u : 0u)) & (CH2_STREAM_CAPACITY - 1);
 }
+
+/* The slot stream `id` holds, or NULL when it holds none (never opened, or recorded). */
+static inline ch2_stream *ch2_stream_find(ch2_connection *connection, uint32_t id) {
+  uint64_t entry = __atomic_load_n(&connection->stream_map[ch2_stream_place(id)], __ATOMIC_ACQUIRE);
+  return entry >> 8 == id ? &connection->streams[entry & 0xFF] : NULL;
+}
+
+/* The slot stream `id` holds, given it one if it holds none: the slot freed last (its lines the
+ * likeliest to be in the cache), so a connection's streams keep to as many slots as they have in
+ * flight. NULL only when every slot is held and the stream's place is being claimed by another
+ * thread at once. Its halves are made fresh by the claims (its tag is not the slot's yet). */
+ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id);
+
+/* Stream `id`, recorded, gives its slot back (unless a newer stream took it over). */
+void ch2_stream_release(ch2_connection *connection, uint32_t id);
 
 /* The tag of stream `id` on this connection (a stream's state without its bits). */
 static inline uint64_t ch2_stream_tag(const ch2_connection *connection, uint32_t id) {

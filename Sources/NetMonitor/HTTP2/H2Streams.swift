@@ -130,9 +130,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// 101 exchange itself is recorded as the HTTP/1.1 exchange it was.)
   func upgraded(to connection: UnsafeMutablePointer<H2Connection>, context: ExchangeContext) {
     guard pointee.requestsBegun > 0 else { return }
-    let stream = ch2_stream_slot(connection, 1)!
     let tag = ch2_stream_tag(connection, 1)
-    guard ch2_stream_claim_request_half(stream, tag) != 0 else { return }
+    guard let stream = ch2_stream_open(connection, 1), ch2_stream_claim_request_half(stream, tag) != 0 else { return }
     stream.pointee.start = element(\.requestHalves, pointee.requestsBegun &- 1).pointee.start
     // Not the connection's first exchange: the 101 was (and carries the connection's setup).
     stream.pointee.ordinal = cnm_increment_u32(connection.pointer(to: \.streams_opened)!) &+ 1
@@ -142,6 +141,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     if ch2_stream_end(stream, UInt64(CH2_REQUEST_ENDED), tag) != 0 {  // its response came first
       connection.pointee.recorded_by_requests &+= 1
       H2Streams.record(connection, stream, id: 1, now: MonotonicClock.now(), context: context)
+      ch2_stream_release(connection, 1)
     }
   }
 }

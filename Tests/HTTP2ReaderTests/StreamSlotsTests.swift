@@ -1,0 +1,152 @@
+import CHTTP2
+import Foundation
+import Testing
+import TestSupport
+
+/// streams.c's stream slots: a stream holds a slot only while it is open, the slot freed last is
+/// taken next (so a connection's streams keep to as many slots as they have in flight), 128 streams
+/// in flight are followed exactly, and the two directions, read by two threads at once, agree on
+/// every stream's slot.
+@Suite("HTTP/2 stream slots")
+struct StreamSlotsTests {
+  /// What the callbacks saw, from either thread.
+  final class Seen: @unchecked Sendable {
+    let lock = NSLock()
+    var heads = 0
+    var records: [(id: UInt32, slot: Int, status: UInt16, complete: Bool, hasRequest: Bool)] = []
+  }
+
+  static let callbacks = ch2_stream_callbacks(
+    take_request_head: { context, _, stream, _ in
+      let seen = Unmanaged<Seen>.fromOpaque(context!).takeUnretainedValue()
+      stream!.pointee.has_head = 1
+      seen.lock.withLock { seen.heads += 1 }
+    },
+    record: { context, connection, stream, id, _ in
+      let seen = Unmanaged<Seen>.fromOpaque(context!).takeUnretainedValue()
+      let tag = ch2_stream_tag(connection!, id)
+      let slot = (UnsafeRawPointer(stream!) - UnsafeRawPointer(connection!)) / MemoryLayout<ch2_stream>.stride
+      let hasRequest = stream!.pointee.request_tag == tag && stream!.pointee.has_head != 0
+      let answered = stream!.pointee.response_tag == tag
+      let record = (id, slot, answered ? stream!.pointee.status : 0, answered && stream!.pointee.response_complete != 0, hasRequest)
+      seen.lock.withLock { seen.records.append(record) }
+    })
+
+  /// A fresh connection (its memory not zero, as a reused pool entry's is not), for the body.
+  static func withConnection<T>(_ body: (UnsafeMutablePointer<ch2_connection>, Seen, UnsafeMutableRawPointer) -> T) -> T {
+    let connection = UnsafeMutablePointer<ch2_connection>.allocate(capacity: 1)
+    defer { connection.deallocate() }
+    UnsafeMutableRawPointer(connection).initializeMemory(as: UInt8.self, repeating: 0xA5, count: MemoryLayout<ch2_connection>.size)
+    return withUnsafePointer(to: callbacks) { callbacks in
+      ch2_connection_start(connection, 9, callbacks)
+      let seen = Seen()
+      return body(connection, seen, Unmanaged.passUnretained(seen).toOpaque())
+    }
+  }
+
+  static func read(_ connection: UnsafeMutablePointer<ch2_connection>, requests: Bool, _ bytes: [UInt8],
+                   _ context: UnsafeMutableRawPointer) {
+    let status = bytes.withUnsafeBufferPointer { ch2_connection_read(connection, requests ? 1 : 0, $0.baseAddress, $0.count, 1, context) }
+    #expect(status == CH2_OK)
+  }
+
+  static let get: [UInt8] = [0x82, 0x84, 0x86, 0x41, 0x09] + Array("127.0.0.1".utf8)  // GET / http :authority
+  static let ok: [UInt8] = [0x88]  // :status 200
+  static func request(_ id: UInt32) -> [UInt8] { frame(1, flags: 5, stream: id, get) }
+  static func response(_ id: UInt32) -> [UInt8] { frame(1, flags: 4, stream: id, ok) + frame(0, flags: 1, stream: id, [1, 2, 3]) }
+
+  @Test("a connection's streams keep to as many slots as they have in flight: the slot freed last is taken next")
+  func slotsInFlight() {
+    var rng = SplitMix64(seed: 0x534C_4F54)
+    for inFlight in [1, 2, 10, 37] {
+      Self.withConnection { connection, seen, context in
+        Self.read(connection, requests: true, clientPreface, context)
+        var opened: [UInt32] = [], next: UInt32 = 1
+        while next < 4000 || !opened.isEmpty {
+          if next < 4000 && opened.count < inFlight {
+            Self.read(connection, requests: true, Self.request(next), context)
+            opened.append(next)
+            next += 2
+          } else {  // the server answers one of the open streams, any of them (none left 100 streams behind)
+            let oldest = next - opened[0] > 200
+            let id = opened.remove(at: oldest ? 0 : Int(rng.next() % UInt64(opened.count)))
+            Self.read(connection, requests: false, Self.response(id), context)
+          }
+        }
+        #expect(seen.records.count == 2000 && seen.heads == 2000)
+        #expect(seen.records.allSatisfy { $0.status == 200 && $0.complete && $0.hasRequest })
+        #expect(Set(seen.records.map(\.slot)).count == inFlight, "\(inFlight) in flight")
+        ch2_connection_finish(connection, 2, context)
+        #expect(seen.records.count == 2000)
+      }
+    }
+  }
+
+  @Test("128 streams in flight recorded exactly; a stream opened where one 128 older is still open takes its slot; a late frame opens nothing")
+  func fullTable() {
+    Self.withConnection { connection, seen, context in
+      Self.read(connection, requests: true, clientPreface, context)
+      for id in stride(from: 1 as UInt32, through: 255, by: 2) { Self.read(connection, requests: true, Self.request(id), context) }
+      #expect(seen.heads == 128)
+      // Stream 257 has stream 1's place while 1 is still open: it takes 1's slot, and 1 is lost.
+      Self.read(connection, requests: true, Self.request(257), context)
+      for id in stride(from: 1 as UInt32, through: 257, by: 2) { Self.read(connection, requests: false, Self.response(id), context) }
+      #expect(seen.records.map(\.id) == Array(stride(from: 3 as UInt32, through: 257, by: 2)))
+      #expect(seen.records.allSatisfy { $0.status == 200 && $0.complete && $0.hasRequest })
+      #expect(Set(seen.records.map(\.slot)).count == 128)
+      // Frames of recorded streams, and of the stream 257 replaced: nothing opens, nothing records.
+      Self.read(connection, requests: true, Self.request(3) + Self.request(1), context)
+      Self.read(connection, requests: false, Self.response(3) + Self.response(1), context)
+      #expect(seen.heads == 129)
+      // A server-initiated stream (a push) at a place a client stream had.
+      let pushPlace = frame(5, flags: 4, stream: 259, bigEndian(256) + Self.get)  // even 256 sits at odd 129's place
+      Self.read(connection, requests: false, Self.response(259).prefix(9 + 1) + pushPlace, context)
+      Self.read(connection, requests: true, Self.request(259), context)
+      Self.read(connection, requests: false, frame(0, flags: 1, stream: 259, []) + Self.response(256), context)
+      #expect(seen.records.suffix(2).map(\.id) == [259, 256])
+      ch2_connection_finish(connection, 2, context)
+      #expect(seen.records.count == 130 && ch2_connection_recorded(connection) == 130)
+    }
+  }
+
+  /// How many streams each direction has read.
+  final class Progress: @unchecked Sendable {
+    let lock = NSLock()
+    var read = [0, 0]
+    func of(_ direction: Int) -> Int { lock.withLock { read[direction] } }
+    func set(_ direction: Int, _ count: Int) { lock.withLock { read[direction] = count } }
+  }
+
+  @Test("the two directions read by two threads at once, either ahead of the other: every stream recorded once, both halves in one slot")
+  func twoThreads() {
+    let streams = 50_000, window = 2
+    Self.withConnection { connection, seen, context in
+      Self.read(connection, requests: true, clientPreface, context)
+      let progress = Progress()
+      let address = UInt(bitPattern: connection), contextAddress = UInt(bitPattern: context)
+      for direction in 0..<2 {  // 0 reads the requests, 1 the responses
+        Thread {
+          let connection = UnsafeMutablePointer<ch2_connection>(bitPattern: address)!
+          let context = UnsafeMutableRawPointer(bitPattern: contextAddress)!
+          for index in 0..<streams {
+            while index - progress.of(1 - direction) > window { sched_yield() }  // neither runs far ahead
+            let id = UInt32(2 * index + 1)
+            let bytes = direction == 0 ? Self.request(id) : Self.response(id)
+            _ = bytes.withUnsafeBufferPointer {
+              ch2_connection_read(connection, direction == 0 ? 1 : 0, $0.baseAddress, $0.count, 1, context)
+            }
+            progress.set(direction, index + 1)
+          }
+        }.start()
+      }
+      while progress.of(0) < streams || progress.of(1) < streams { usleep(1000) }
+      ch2_connection_finish(connection, 2, context)
+      let ids = seen.records.map(\.id)
+      #expect(ids.count == streams && Set(ids).count == streams)
+      #expect(seen.records.allSatisfy { $0.status == 200 && $0.complete && $0.hasRequest })
+      #expect(Set(seen.records.map(\.slot)).count <= 2 * window + 2)
+      // Each direction ended streams second (the other's frames had been read first).
+      #expect(connection.pointee.recorded_by_requests > 0 && connection.pointee.recorded_by_responses > 0)
+    }
+  }
+}
