@@ -175,9 +175,15 @@ __attribute__((noinline)) static void connection_frame(const reading *read, cons
   }
 }
 
+/* The slot of the stream a frame is of: found in line; opened (out of line) only by HEADERS. */
+static inline ch2_stream *stream_of_frame(ch2_connection *connection, const ch2_event *event, uint32_t id) {
+  ch2_stream *stream = ch2_stream_find(connection, id);
+  return stream || event->type != CH2_HEADERS ? stream : ch2_stream_open(connection, id);
+}
+
 static void request_frame(const reading *read, const ch2_event *event, uint32_t id) {
   ch2_connection *connection = read->connection;
-  ch2_stream *stream = event->type == CH2_HEADERS ? ch2_stream_open(connection, id) : ch2_stream_find(connection, id);
+  ch2_stream *stream = stream_of_frame(connection, event, id);
   if (!stream) return;
   uint64_t tag = ch2_stream_tag(connection, id);
   if (stream->request_tag != tag) {
@@ -224,7 +230,7 @@ static void take_response_fields(ch2_stream *stream, const ch2_fields *fields) {
 
 static void response_frame(const reading *read, const ch2_event *event, uint32_t id) {
   ch2_connection *connection = read->connection;
-  ch2_stream *stream = event->type == CH2_HEADERS ? ch2_stream_open(connection, id) : ch2_stream_find(connection, id);
+  ch2_stream *stream = stream_of_frame(connection, event, id);
   if (!stream) return;
   uint64_t tag = ch2_stream_tag(connection, id);
   if (stream->response_tag != tag) {

@@ -87,14 +87,16 @@ struct StreamSlotsTests {
     Self.withConnection { connection, seen, context in
       Self.read(connection, requests: true, clientPreface, context)
       for id in stride(from: 1 as UInt32, through: 255, by: 2) { Self.read(connection, requests: true, Self.request(id), context) }
-      #expect(seen.heads == 128)
+      #expect(seen.heads == 128 && ch2_stream_find(connection, 255) != nil)
       // Stream 257 has stream 1's place while 1 is still open: it takes 1's slot, and 1 is lost.
       Self.read(connection, requests: true, Self.request(257), context)
       for id in stride(from: 1 as UInt32, through: 257, by: 2) { Self.read(connection, requests: false, Self.response(id), context) }
       #expect(seen.records.map(\.id) == Array(stride(from: 3 as UInt32, through: 257, by: 2)))
       #expect(seen.records.allSatisfy { $0.status == 200 && $0.complete && $0.hasRequest })
       #expect(Set(seen.records.map(\.slot)).count == 128)
-      // Frames of recorded streams, and of the stream 257 replaced: nothing opens, nothing records.
+      // A recorded stream holds no slot; frames of it, and of the stream 257 replaced, open
+      // nothing and record nothing.
+      #expect(ch2_stream_find(connection, 3) == nil && ch2_stream_find(connection, 1) == nil)
       Self.read(connection, requests: true, Self.request(3) + Self.request(1), context)
       Self.read(connection, requests: false, Self.response(3) + Self.response(1), context)
       #expect(seen.heads == 129)

@@ -415,7 +415,7 @@ static inline uint32_t ch2_stream_place(uint32_t id) {
 /* The slot stream `id` holds, or NULL when it holds none (never opened, or recorded). */
 static inline ch2_stream *ch2_stream_find(ch2_connection *connection, uint32_t id) {
   uint64_t entry = __atomic_load_n(&connection->stream_map[ch2_stream_place(id)], __ATOMIC_ACQUIRE);
-  return entry >> 8 == id ? &connection->streams[entry & 0xFF] : NULL;
+  return entry >> 8 == id && (entry & 0xFF) != CH2_NO_SLOT ? &connection->streams[entry & 0xFF] : NULL;
 }
 
 /* The slot stream `id` holds, given it one if it holds none: the slot freed last (its lines the
