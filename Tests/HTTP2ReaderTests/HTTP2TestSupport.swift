@@ -225,3 +225,17 @@ func readAndDecode(_ bytes: [UInt8], expectPreface: Bool, cuts: [Int] = [], limi
   }
   return lines
 }
+
+/// A fresh connection, its memory not zero (as a reused pool entry's is not), its streams handed
+/// to `callbacks`, for the body; freed after.
+func withFreshConnection<T>(
+  generation: UInt32, callbacks: ch2_stream_callbacks, _ body: (UnsafeMutablePointer<ch2_connection>) -> T
+) -> T {
+  let connection = UnsafeMutablePointer<ch2_connection>.allocate(capacity: 1)
+  defer { connection.deallocate() }
+  UnsafeMutableRawPointer(connection).initializeMemory(as: UInt8.self, repeating: 0xA5, count: MemoryLayout<ch2_connection>.size)
+  return withUnsafePointer(to: callbacks) { callbacks in
+    ch2_connection_start(connection, generation, callbacks)
+    return body(connection)
+  }
+}

@@ -32,16 +32,10 @@ struct StreamSlotsTests {
       seen.lock.withLock { seen.records.append(record) }
     })
 
-  /// A fresh connection (its memory not zero, as a reused pool entry's is not), for the body.
+  /// A fresh connection whose streams this suite's callbacks see, for the body.
   static func withConnection<T>(_ body: (UnsafeMutablePointer<ch2_connection>, Seen, UnsafeMutableRawPointer) -> T) -> T {
-    let connection = UnsafeMutablePointer<ch2_connection>.allocate(capacity: 1)
-    defer { connection.deallocate() }
-    UnsafeMutableRawPointer(connection).initializeMemory(as: UInt8.self, repeating: 0xA5, count: MemoryLayout<ch2_connection>.size)
-    return withUnsafePointer(to: callbacks) { callbacks in
-      ch2_connection_start(connection, 9, callbacks)
-      let seen = Seen()
-      return body(connection, seen, Unmanaged.passUnretained(seen).toOpaque())
-    }
+    let seen = Seen()
+    return withFreshConnection(generation: 9, callbacks: callbacks) { body($0, seen, Unmanaged.passUnretained(seen).toOpaque()) }
   }
 
   static func read(_ connection: UnsafeMutablePointer<ch2_connection>, requests: Bool, _ bytes: [UInt8],

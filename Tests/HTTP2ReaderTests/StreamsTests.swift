@@ -39,16 +39,10 @@ struct StreamsTests {
          method, stream.grpc_status))
     })
 
-  /// A fresh connection (~200 KB), for the body; freed after.
+  /// A fresh connection whose streams this suite's callbacks see, for the body.
   static func withConnection<T>(_ body: (UnsafeMutablePointer<ch2_connection>, Seen, UnsafeMutableRawPointer) -> T) -> T {
-    let connection = UnsafeMutablePointer<ch2_connection>.allocate(capacity: 1)
-    defer { connection.deallocate() }
-    UnsafeMutableRawPointer(connection).initializeMemory(as: UInt8.self, repeating: 0xA5, count: MemoryLayout<ch2_connection>.size)
-    return withUnsafePointer(to: callbacks) { callbacks in
-      ch2_connection_start(connection, 7, callbacks)
-      let seen = Seen()
-      return body(connection, seen, Unmanaged.passUnretained(seen).toOpaque())
-    }
+    let seen = Seen()
+    return withFreshConnection(generation: 7, callbacks: callbacks) { body($0, seen, Unmanaged.passUnretained(seen).toOpaque()) }
   }
 
   static func read(_ connection: UnsafeMutablePointer<ch2_connection>, requests: Bool, _ bytes: [UInt8],
