@@ -420,8 +420,9 @@ static inline ch2_stream *ch2_stream_find(ch2_connection *connection, uint32_t i
 
 /* The slot stream `id` holds, given it one if it holds none: the slot freed last (its lines the
  * likeliest to be in the cache), so a connection's streams keep to as many slots as they have in
- * flight. NULL only when every slot is held and the stream's place is being claimed by another
- * thread at once. Its halves are made fresh by the claims (its tag is not the slot's yet). */
+ * flight. NULL when the stream was recorded already or its place holds a newer stream of the same
+ * side, and when no slot is free (every one held, another thread claiming at once). Its halves
+ * are made fresh by the claims (its tag is not the slot's yet). */
 ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id);
 
 /* Stream `id`, recorded, gives its slot back (unless a newer stream took it over). */
