@@ -75,6 +75,22 @@ spawn() {
   started_pids+=("$spawned_pid")
 }
 
+# use_baseline VARIABLE: sets `baseline` to the elfhook named by the environment variable VARIABLE
+# (another build's, its libraries beside it), or to nothing when it is unset; fails when it names
+# something that is not an executable. spawn_compared then runs that side under it.
+use_baseline() {
+  baseline=${!1:-}
+  [[ -z $baseline || -x $baseline ]] || fail "$1: '$baseline' is not an elfhook executable"
+}
+
+# spawn_compared STDERR COMMAND…: spawns the side this build is compared with: COMMAND under the
+# baseline's `elfhook run` when there is one (use_baseline), else COMMAND plain.
+spawn_compared() {
+  local stderr=$1
+  shift
+  if [[ -n ${baseline:-} ]]; then spawn "$stderr" "$baseline" run -- "$@"; else spawn "$stderr" "$@"; fi
+}
+
 # wait_gone PID SECONDS: until PID has exited; SIGKILL it after SECONDS.
 wait_gone() {
   local deadline=$((SECONDS + $2))
