@@ -7,8 +7,8 @@ and prints, per unit, the instructions each function adds — (injected MANY - i
 (plain MANY - plain FEW), over MANY - FEW — so that start-up and warm-up cancel out. Prints the TOP
 functions that add the most, a line each, as a Markdown table cell: the instructions, the function
 (Swift names demangled when `swift demangle` is there) and, when it is not the monitor's
-(libElfHookMonitor.so), its image. A function's own instructions, not those of what it calls: the
-lines add up to the whole, nothing counted twice.
+(libElfHookMonitor.so), its image. A function's own instructions, not those of what it calls: all
+the functions' together are the whole, nothing counted twice.
 
 Usage: added_functions.py UNITS TOP PLAIN_FEW PLAIN_MANY INJECTED_FEW INJECTED_MANY
 """
