@@ -59,7 +59,7 @@ final class RingCollector {
 
   /// Opens the rings that appeared since the last call (every one, with `final`), then says
   /// whether a drain would take anything: a ring has a published record. Called before each
-  /// drain, and cheap enough for every wakeup of an idle run (an inotify read, a load per ring).
+  /// drain, and cheap enough for every wakeup of an idle run (a `stat`, a load per ring).
   func prepareDrain(final: Bool) -> Bool {
     discoverRings(final: final)
     return rings.values.contains { $0.hasPublishedRecord }
