@@ -35,7 +35,8 @@ struct ElfFileParser {
 
   static let maxChainSteps = 1 << 16
 
-  static func parse(path: String) throws(ElfFileError) -> ElfFileParser {
+  /// With `segmentsOnly`, stops after the ELF header and the program headers (``ElfProgramHeaders``).
+  static func parse(path: String, segmentsOnly: Bool = false) throws(ElfFileError) -> ElfFileParser {
     let (fd, openErrno) = ElfFileSystem.open(path)
     guard fd >= 0 else { throw .cannotOpen(path: path, errno: openErrno) }
     defer { ElfFileSystem.close(fd) }
@@ -94,6 +95,7 @@ struct ElfFileParser {
     var parser = ElfFileParser(path: path, elf: elf, header: header)
     parser.fileSize = size
     try parser.readSegments()
+    if segmentsOnly { return parser }
     try parser.readSections()
     let versions = try parser.readVersions()
     try parser.readDynamicSymbols(versions: versions)

@@ -45,13 +45,11 @@ extension ElfHookCommand {
   /// ArgumentParser's reflection (``RunCommand/parsedDirectly(_:)``): half of its start.
   public static func main() {
     do {
-      var command: ParsableCommand
       if let run = RunCommand.parsedDirectly(CommandLine.arguments.dropFirst()) {
         try run.validate()
-        command = run
-      } else {
-        command = try parseAsRoot()
+        Foundation.exit(try run.monitor())
       }
+      var command = try parseAsRoot()
       try command.run()
     } catch let failure as CommandFailure {
       FileHandle.standardError.write(Data("elfhook: \(failure.description)\n".utf8))

@@ -65,12 +65,9 @@ struct RunCommandLineTests {
     #expect(readDirectly > 300, "only \(readDirectly) of 3,000 read directly")
   }
 
-  private func expectSameAsArgumentParser(_ direct: RunCommand, _ arguments: [String]) throws {
+  private func expectSameAsArgumentParser(_ direct: RunOptions, _ arguments: [String]) throws {
     let parsed = try ElfHookCommand.parseAsRoot(arguments)
     let run = try #require(parsed as? RunCommand, "ArgumentParser made \(type(of: parsed)) of \(arguments)")
-    #expect(direct.output == run.output, "\(arguments)")
-    #expect(direct.format == run.format, "\(arguments)")
-    #expect(direct.live == run.live, "\(arguments)")
-    #expect(direct.command == run.command, "\(arguments)")
+    #expect(direct == run.options, "\(arguments)")
   }
 }

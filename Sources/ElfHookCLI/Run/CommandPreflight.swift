@@ -16,7 +16,7 @@ enum CommandPreflight {
     if let interpreter = scriptInterpreter(path) {
       return unmonitoredReason(command: interpreter, environment: environment)
     }
-    guard let file = try? ElfFile(path: path) else { return nil }
+    guard let file = try? ElfProgramHeaders(path: path) else { return nil }
     // ET_EXEC or ET_DYN (static-pie) without PT_INTERP: nothing runs LD_PRELOAD for it.
     if !file.hasInterpreter && (file.header.type == 2 || file.header.type == 3) {
       return "\(path) is statically linked: there is no dynamic linker to load the monitor into it"

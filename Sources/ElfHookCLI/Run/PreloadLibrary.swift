@@ -16,7 +16,7 @@ enum PreloadLibrary {
   static let fileName = "libElfHookPreload.so"
   static let monitorFileName = "libElfHookMonitor.so"
 
-  static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandFailure)
+  static func locate(environment: [String: String] = ProcessEnvironment.current()) throws(CommandFailure)
     -> String
   {
     if let configured = environment["ELFHOOK_PRELOAD_LIBRARY"], !configured.isEmpty {
@@ -48,12 +48,14 @@ enum PreloadLibrary {
   /// The directory of the running executable, its symbolic links resolved. The corresponding C
   /// function is `readlink` on `/proc/self/exe`.
   private static func executableDirectory() -> String {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+    guard let resolved = realpath("/proc/self/exe", nil) else { return "/proc/self" }
+    defer { free(resolved) }
+    return (String(cString: resolved) as NSString).deletingLastPathComponent
   }
 
   /// `library`, once the monitor it loads is found beside it.
   private static func withMonitor(_ library: String) throws(CommandFailure) -> String {
-    let monitor = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent(monitorFileName).path
+    let monitor = (library as NSString).deletingLastPathComponent + "/" + monitorFileName
     guard access(monitor, R_OK) == 0 else {
       throw .input(
         "\(library) loads \(monitorFileName) from its own directory, but \(monitor) cannot be read: \(String(cString: strerror(errno))); build it with `swift build --product ElfHookMonitor`")

@@ -58,57 +58,14 @@ struct RunCommand: ParsableCommand {
   func validate() throws {
     // The command is captured verbatim, so `elfhook run --help` would otherwise run "--help".
     if let first = command.first, first == "--help" || first == "-h" { throw CleanExit.helpRequest(self) }
-    // What is captured starts at the first word that is not one of the options above: one that
-    // starts with "-" (but for "--") is a mistyped option, never a command.
-    if let first = command.first, first != "--", first.hasPrefix("-") {
-      throw ValidationError("Unknown option '\(first)' (the command to run comes after --)")
-    }
-    if arguments.isEmpty { throw ValidationError("Missing the command to run: elfhook run [OPTIONS] -- COMMAND [ARGS…]") }
+    try options.validate()
   }
 
-  /// The command line after an optional leading `--`.
-  private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+  /// What was parsed, as the run takes it.
+  var options: RunOptions { RunOptions(output: output, format: format, live: live, command: command) }
 
   func run() throws {
-    Foundation.exit(try monitor())
-  }
-
-  /// Runs the command monitored; returns the status elfhook exits with (the command's, as a shell
-  /// reports it). The record directory is removed on every path out.
-  private func monitor() throws -> Int32 {
-    let library = try PreloadLibrary.locate()
-    let outputFile = try output.map { (path: String) throws(CommandFailure) in try RecordOutputFile(path: path) }
-    let collector = try RingCollector()
-    defer { collector.remove() }
-
-    var environment = ProcessInfo.processInfo.environment
-    let preloaded = environment["LD_PRELOAD"].flatMap { $0.isEmpty ? nil : $0 }
-    environment["LD_PRELOAD"] = preloaded.map { library + ":" + $0 } ?? library
-    environment["ELFHOOK_OUTPUT"] = collector.outputPattern
-    // The directory is the run's: once it is removed, processes the command left say nothing.
-    environment["ELFHOOK_RUN"] = "1"
-    if let reason = CommandPreflight.unmonitoredReason(command: arguments[0], environment: environment) {
-      Terminal.say("\(reason); it runs unmonitored")
-    }
-
-    // The processes the command leaves running become elfhook's children when their parent exits:
-    // their records are merged too, until they exit.
-    if elfhook_adopt_orphans() != 0 { Terminal.say("cannot wait for the processes the command leaves running: \(String(cString: strerror(errno)))") }
-    let session = RunSession(collector: collector, outputFile: outputFile, format: format, live: live)
-    let signals = SignalRelay()
-    let child: ChildProcess
-    do {
-      child = try ChildProcess.spawn(arguments, environment: environment, defaultSIGPIPE: !signals.callerIgnoredSIGPIPE)
-    } catch {
-      signals.restore()
-      Terminal.say(error.description)
-      return error.exitStatus
-    }
-    let exit = session.supervise(child, signals: signals)
-    signals.restore()
-    session.finish()
-    if let message = exit.signalMessage { Terminal.say("\(arguments[0]): \(message)") }
-    return exit.shellStatus
+    Foundation.exit(try options.monitor())
   }
 }
 

@@ -11,8 +11,9 @@
 /// two never disagree about a command line that both accept (RunCommandLineTests checks that they
 /// agree on every form this reader takes).
 extension RunCommand {
-  /// The arguments after `elfhook` as the `run` command, or nil for ArgumentParser to parse.
-  static func parsedDirectly<Arguments: Collection<String>>(_ arguments: Arguments) -> RunCommand? {
+  /// The arguments after `elfhook` as the `run` command's options, or nil for ArgumentParser to
+  /// parse.
+  static func parsedDirectly<Arguments: Collection<String>>(_ arguments: Arguments) -> RunOptions? {
     var words = arguments[...]
     guard words.popFirst() == "run" else { return nil }
     var output: String?
@@ -42,12 +43,7 @@ extension RunCommand {
     // What follows is the command, verbatim, as ArgumentParser captures it for passthrough.
     let command = Array(words)
     guard let first = command.first, first != "-h", first != "--help", command != ["--"] else { return nil }
-    var run = RunCommand()
-    run.output = output
-    run.format = format ?? .table
-    run.live = live
-    run.command = command
-    return run
+    return RunOptions(output: output, format: format ?? .table, live: live, command: command)
   }
 
   /// `--name=value` as its name and value; any other word as itself and nil.
