@@ -42,7 +42,7 @@ extension ElfHookCommand {
   /// Runs the command line: parses the arguments, runs the subcommand, and turns a
   /// ``CommandFailure`` into one line on stderr and exit status 1. Argument errors keep
   /// ArgumentParser's usage message and status. `elfhook run`'s usual forms are read without
-  /// ArgumentParser's reflection (``RunCommand/parsedDirectly(_:)``): half of its start.
+  /// ArgumentParser (``RunCommand/parsedDirectly(_:)``), and run with no `RunCommand` made.
   public static func main() {
     do {
       if let run = RunCommand.parsedDirectly(CommandLine.arguments.dropFirst()) {

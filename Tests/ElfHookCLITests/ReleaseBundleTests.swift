@@ -13,9 +13,9 @@ struct ReleaseBundleTests {
     try #require(ReleaseBundle.root, Comment(rawValue: ReleaseBundle.missing))
   }
 
-  /// What docs/building.md says a host needs: libc6 (its dynamic loader too), libgcc-s1, libstdc++6, zlib1g.
+  /// What docs/building.md says a host needs: libc6 (its dynamic loader too), libgcc-s1, zlib1g.
   static let commonLibraries: Set<String> = [
-    "libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libz.so.1", "libdl.so.2", "libpthread.so.0",
+    "libc.so.6", "libm.so.6", "libgcc_s.so.1", "libz.so.1", "libdl.so.2", "libpthread.so.0",
     "librt.so.1", "libutil.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
   ]
 
