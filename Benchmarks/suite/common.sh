@@ -33,6 +33,23 @@ need_build() {
   [[ -x $elfhook && -f $preload && -f $monitor ]] || fail "no release build in $scratch: run swift build -c release --scratch-path .build-bench (scripts/bench does)"
 }
 
+# installed_elfhook: sets loop_elfhook to the `elfhook` users install, and loop_elfhook_name to
+# what it is, for the loops of short-lived processes, where `elfhook run`'s own start and exit are
+# part of what is measured: the release bundle's (ELFHOOK_BUNDLE, a tarball: scripts/test and
+# scripts/bench make one; its Swift linked statically, 2.6 M instructions for `elfhook run -- true`),
+# unpacked into $work; else this build's (8.8 M more: the loader binding it to the toolchain's
+# shared Swift libraries), said so.
+installed_elfhook() {
+  loop_elfhook=$elfhook loop_elfhook_name="this build's \`elfhook\` (no ELFHOOK_BUNDLE: linked against the toolchain's shared Swift libraries, not as installed)"
+  [[ -n ${ELFHOOK_BUNDLE:-} ]] || return 0
+  [[ -f $ELFHOOK_BUNDLE ]] || fail "ELFHOOK_BUNDLE=$ELFHOOK_BUNDLE: no such file (scripts/package makes it)"
+  mkdir -p "$work/bundle"
+  tar -xzf "$ELFHOOK_BUNDLE" -C "$work/bundle" || fail "ELFHOOK_BUNDLE=$ELFHOOK_BUNDLE: cannot unpack it"
+  loop_elfhook=$(echo "$work"/bundle/*/bin/elfhook)
+  [[ -x $loop_elfhook ]] || fail "ELFHOOK_BUNDLE=$ELFHOOK_BUNDLE: no bin/elfhook in it"
+  loop_elfhook_name="the release bundle's \`elfhook\` ($(basename "$ELFHOOK_BUNDLE"), as installed)"
+}
+
 # A private directory for this script's files, the record rings included (under /dev/shm, like
 # `elfhook run` uses), removed at exit with every process the script started.
 work=$(mktemp -d "${TMPDIR:-/tmp}/elfhook-bench.XXXXXX")
