@@ -19,7 +19,7 @@ struct ReleaseBundleTests {
     "librt.so.1", "libutil.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
   ]
 
-  @Test("every file is where the layout says; readelf -d shows no absolute RUNPATH and only common libraries")
+  @Test("every file is where the layout says; readelf -d shows no RUNPATH and only common libraries")
   func layoutAndDynamicSections() throws {
     let root = try Self.root()
     let files = ["bin/elfhook", "lib/elfhook/libElfHookPreload.so", "lib/elfhook/libElfHookMonitor.so"]
@@ -44,7 +44,7 @@ struct ReleaseBundleTests {
       #expect(readelf.status == 0, "\(readelf.stderr)")
       let lines = readelf.stdout.split(separator: "\n")
       for line in lines where line.contains("(RUNPATH)") || line.contains("(RPATH)") {
-        #expect(!line.contains("[/") && !line.contains(":/"), "\(file): \(line)")
+        Issue.record("\(file) has a RUNPATH: \(line)")
       }
       let needed = lines.filter { $0.contains("(NEEDED)") }.compactMap { line in
         line.split(separator: "[").last.map { String($0.dropLast()) }
