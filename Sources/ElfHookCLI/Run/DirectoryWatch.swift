@@ -9,8 +9,8 @@ import Glibc
 /// in the tick of the last look leaves the time as that look saw it: while the time seen is within
 /// ``racyNanoseconds`` of the clock, every look says "maybe". (inotify answered the same question,
 /// but closing an inotify descriptor that had a watch waits for an RCU grace period: 0.1–16 ms
-/// measured here, 13 ms of every `elfhook run`'s exit, idle.) A directory that cannot be read
-/// always says "maybe".
+/// measured here, idle, at every `elfhook run`'s exit.) A directory that cannot be read always
+/// says "maybe".
 final class DirectoryWatch {
   /// Longer than any tick the kernel stamps with (HZ=100: 10 ms).
   static let racyNanoseconds: Int64 = 50_000_000

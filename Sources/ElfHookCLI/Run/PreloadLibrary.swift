@@ -45,8 +45,8 @@ enum PreloadLibrary {
     return [executableDirectory, prefix + "/lib/elfhook", prefix + "/lib"]
   }
 
-  /// The directory of the running executable, its symbolic links resolved. The corresponding C
-  /// function is `readlink` on `/proc/self/exe`.
+  /// The directory of the running executable, its symbolic links resolved (`realpath` of
+  /// `/proc/self/exe`).
   private static func executableDirectory() -> String {
     guard let resolved = realpath("/proc/self/exe", nil) else { return "/proc/self" }
     defer { free(resolved) }

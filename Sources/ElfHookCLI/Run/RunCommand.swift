@@ -1,7 +1,5 @@
 import ArgumentParser
-import CProcessControl
 import Foundation
-import NetMonitor
 
 /// `elfhook run -- COMMAND…`: runs a command with the monitor injected and reports every network
 /// transaction it and its children made.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import CProcessControl
 import Foundation
-import NetMonitor
 
 /// `elfhook run`'s options and command, however they were read: by ArgumentParser
 /// (``RunCommand/options``) or directly (``RunCommand/parsedDirectly(_:)``), which never makes a
