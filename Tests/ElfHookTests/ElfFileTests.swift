@@ -175,6 +175,29 @@ struct ElfFileTests {
     #expect(libssl.dynamicSymbols.contains { $0.name == "SSL_do_handshake" && $0.version?.suffix == "@@OPENSSL_3.0.0" })
   }
 
+  @Test("program headers alone: as ElfFile reads them; a static executable has no interpreter; errors alike")
+  func programHeaders() throws {
+    for path in Self.systemBinaries where FileManager.default.fileExists(atPath: path) {
+      let whole = try ElfFile(path: path)
+      let headers = try ElfProgramHeaders(path: path)
+      #expect(headers.header == whole.header, "\(path)")
+      #expect(headers.segments == whole.segments, "\(path)")
+      #expect(headers.hasInterpreter == whole.hasInterpreter, "\(path)")
+    }
+    #expect(try ElfProgramHeaders(path: "/usr/bin/curl").hasInterpreter)
+    #expect(try !ElfProgramHeaders(path: "/usr/lib/x86_64-linux-gnu/libssl.so.3").hasInterpreter)
+    let directory = try Support.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let program = try Support.compile(
+      "int main(void) { return 0; }", named: "static.c", in: directory, output: "static", flags: ["-static"])
+    let file = try ElfProgramHeaders(path: program)
+    #expect(!file.hasInterpreter)
+    #expect(file.header.type == 2 || file.header.type == 3)
+    let text = directory.appendingPathComponent("text").path
+    _ = FileManager.default.createFile(atPath: text, contents: Data("#!/bin/sh\n".utf8))
+    #expect(throws: ElfFileError.notELF(path: text)) { try ElfProgramHeaders(path: text) }
+  }
+
   @Test("symbol versions of a compiled fixture (definitions and requirements)")
   func versionedFixture() throws {
     let fixture = try Support.versionedFixture(exeFlags: ["-Wl,-z,now", "-Wl,-z,relro"])
