@@ -89,8 +89,8 @@ final class RingCollector {
   }
 
   /// The names in `directory` but `.` and `..`; nil when it cannot be listed. (readdir:
-  /// FileManager's listing was 0.45 M instructions of `elfhook run -- true`, most of them the
-  /// runtime looking up a generic type's conformances at its first use.)
+  /// FileManager's listing cost `elfhook run -- true` 0.45 M instructions and more, the runtime
+  /// looking up a generic type's conformances at its first use.)
   private static func entries(of directory: String) -> [String]? {
     guard let stream = opendir(directory) else { return nil }
     defer { closedir(stream) }

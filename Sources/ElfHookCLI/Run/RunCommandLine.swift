@@ -5,8 +5,8 @@
 /// Why: ArgumentParser finds a command's options by reflection, and its first parse in a process
 /// looks up protocol conformances by scanning every conformance record in the binary: ~18.6 M
 /// instructions, about half of `elfhook run -- true`, paid by every `elfhook run` (a script that
-/// runs one per command pays it each time); even making a `RunCommand` for the options costs 4.4 M
-/// (its property wrappers), so this reader gives a ``RunOptions``. Anything this reader does not
+/// runs one per command pays it each time); even making a `RunCommand` for the options starts such
+/// look-ups (its property wrappers), so this reader gives a ``RunOptions``. Anything this reader does not
 /// know — `--help`, a mistake, a repeated option, an option spelled another way, a value that
 /// starts with `-` — is left to ArgumentParser (`nil`), which parses it, validates it and says what is wrong, so the
 /// two never disagree about a command line that both accept (RunCommandLineTests checks that they

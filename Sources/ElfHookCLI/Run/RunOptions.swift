@@ -5,7 +5,8 @@ import Foundation
 /// `elfhook run`'s options and command, however they were read: by ArgumentParser
 /// (``RunCommand/options``) or directly (``RunCommand/parsedDirectly(_:)``), which never makes a
 /// `RunCommand`: its property wrappers' first use looks up protocol conformances by scanning the
-/// binary's conformance records, 4.4 M instructions of `elfhook run -- true`'s 22 M.
+/// binary's conformance records (`elfhook run -- true`, the suite's build: 22.5 M instructions →
+/// 18.9 M with this, the command's program headers alone and `realpath`).
 struct RunOptions: Equatable {
   var output: String?
   var format: RunCommand.Format = .table
