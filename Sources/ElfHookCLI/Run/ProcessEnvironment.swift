@@ -1,9 +1,9 @@
 import Glibc
 
 /// The process's environment as `environ` holds it: what `ProcessInfo.processInfo.environment`
-/// gives, without its cost at `elfhook run`'s start (with `readdir` for FileManager's listing, 1.0 M
-/// instructions, most of them the runtime looking up generic types' conformances). Of two entries with the same name the first wins, as
-/// with getenv; an entry without `=` is no variable.
+/// gives, without its cost at `elfhook run`'s start (with `readdir` for FileManager's listing,
+/// 1.0 M instructions, most of them the runtime looking up generic types' conformances). Of two
+/// entries with the same name the first wins, as with getenv; an entry without `=` is no variable.
 enum ProcessEnvironment {
   static func current() -> [String: String] {
     var variables = [String: String](minimumCapacity: 64)

@@ -5,12 +5,12 @@
 /// Why: ArgumentParser finds a command's options by reflection, and its first parse in a process
 /// looks up protocol conformances by scanning every conformance record in the binary: ~18.6 M
 /// instructions, about half of `elfhook run -- true`, paid by every `elfhook run` (a script that
-/// runs one per command pays it each time); even making a `RunCommand` for the options starts such
-/// look-ups (its property wrappers), so this reader gives a ``RunOptions``. Anything this reader does not
-/// know — `--help`, a mistake, a repeated option, an option spelled another way, a value that
-/// starts with `-` — is left to ArgumentParser (`nil`), which parses it, validates it and says what is wrong, so the
-/// two never disagree about a command line that both accept (RunCommandLineTests checks that they
-/// agree on every form this reader takes).
+/// runs one per command pays it each time); even making a `RunCommand` for the options starts
+/// such look-ups (its property wrappers), so this reader gives a ``RunOptions``. Anything this
+/// reader does not know — `--help`, a mistake, a repeated option, an option spelled another way, a
+/// value that starts with `-` — is left to ArgumentParser (`nil`), which parses it, validates it
+/// and says what is wrong, so the two never disagree about a command line that both accept
+/// (RunCommandLineTests checks that they agree on every form this reader takes).
 extension RunCommand {
   /// The arguments after `elfhook` as the `run` command's options, or nil for ArgumentParser to
   /// parse.
