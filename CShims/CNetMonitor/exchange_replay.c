@@ -17,9 +17,36 @@
 #include <string.h>
 
 #include "cnetmonitor.h"
+#include "cnm_record_layout.h"
 #include "cnm_records.h"
 
 cnm_replay_fields cnm_replay_record_fields;
+
+void cnm_replay_fields_set_up(void) {
+  cnm_replay_fields fields = {
+      .start_unix_ns = offsetof(cnm_raw_record, start_unix_ns),
+      .duration_ns = offsetof(cnm_raw_record, duration_ns),
+      .first_byte_ns = offsetof(cnm_raw_record, http_first_byte_ns),
+      .status = offsetof(cnm_raw_record, http_status),
+      .request_bytes = offsetof(cnm_raw_record, http_request_bytes),
+      .response_bytes = offsetof(cnm_raw_record, http_response_bytes),
+      .identity = offsetof(cnm_raw_record, core) + offsetof(cnm_connection_core, id),
+      .setup = offsetof(cnm_raw_record, core) + offsetof(cnm_connection_core, dns_ns),
+      .reused = offsetof(cnm_raw_record, http_reused),
+      .request_head = offsetof(cnm_raw_record, http_request),
+      .target_length = offsetof(cnm_http_head, target_length),
+      .host_length = offsetof(cnm_http_head, host_length),
+      .keep_alive = offsetof(cnm_http_head, connection_keep_alive),
+      .text = offsetof(cnm_http_head, text),
+      .scalars_length = offsetof(cnm_http_head, text),
+  };
+  /* The scalars of `GET … HTTP/1.1` with no body: all zero (no framing, an ordinary request) but
+   * the method's length and the minor version; the lengths are each request's. */
+  _Static_assert(offsetof(cnm_http_head, text) <= sizeof fields.get_scalars, "a head's scalars fit");
+  cnm_http_head get = {.method_length = 3, .minor_version = 1};
+  memcpy(fields.get_scalars, &get, offsetof(cnm_http_head, text));
+  cnm_replay_record_fields = fields;
+}
 
 /* The first bytes of a call and how many there are in one run: its buffer, or its first vector
  * element (at most the call's `count`); NULL when there are none. */
@@ -61,6 +88,18 @@ static void write_request_head(cnm_connection_head *head) {
   template->run_length = (uint16_t)(text + 3 + request->target_length + request->host_length - (template->record + 64));
 }
 
+/* A connection's first exchange is recorded: its template keeps the connection's identity alone
+ * (the end of the part it copied from the setup on), and its records are reused from now on. */
+static void keep_identity_alone(cnm_replay_template *template) {
+  const cnm_replay_fields *fields = &cnm_replay_record_fields;
+  uint16_t setup = fields->identity - fields->setup;
+  template->identity_length -= setup;
+  memmove(template->record + 64, template->record + 64 + setup, template->identity_length);
+  template->record[fields->reused] = 1;
+  template->run_length = 0;
+  template->first_exchange = false;
+}
+
 /* The record of a simple exchange: the template's first line, connection and request head, its
  * response's status and length, its times. Dropped and counted when the queue is full, as every
  * record. */
@@ -74,11 +113,12 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
     return;
   }
   const cnm_replay_fields *fields = &cnm_replay_record_fields;
-  const cnm_replay_template *template = &head->replay;
+  cnm_replay_template *template = &head->replay;
   const cnm_simple_response *response = &head->replay_response;
   if (!template->run_length) write_request_head(head);
   memcpy(slot, template->record, 64);
-  memcpy(slot + fields->identity, template->record + 64, template->run_length);
+  memcpy(slot + (template->first_exchange ? fields->setup : fields->identity), template->record + 64,
+         template->run_length);
   store_u16(slot, fields->status, response->status);
   store_u64(slot, fields->request_bytes, head->replay_request.length);
   store_u64(slot, fields->response_bytes, response->length + response->content_length);
@@ -86,6 +126,7 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
   store_u64(slot, fields->duration_ns, end - start);
   store_u64(slot, fields->first_byte_ns, first_byte - start + 1);
   cnm_queue_publish(queue, ticket);
+  if (template->first_exchange) keep_identity_alone(template);
 }
 
 /* Moves the replay from phase `state` to `phase` (replays counted: + `done`); false when another

@@ -44,6 +44,96 @@ struct RecordLayoutTests {
     #expect(MemoryLayout<HTTPHead>.offset(of: \.text)! + 38 <= 64)
   }
 
+  /// The injected library writes connection and http records in C (cnm_record_layout.h): every
+  /// field where Swift reads it.
+  @Test("C's copy of the record layout has every field where Swift's has it")
+  func cLayoutMatches() {
+    typealias C = MemoryLayout<cnm_raw_record>
+    typealias S = MemoryLayout<RawRecord>
+    #expect(C.size == RawRecord.slotSize && S.size <= C.size)
+    #expect(C.offset(of: \.kind) == S.offset(of: \.kind) && C.offset(of: \.pid) == S.offset(of: \.pid))
+    #expect(C.offset(of: \.start_unix_ns) == S.offset(of: \.startUnixNanoseconds))
+    #expect(C.offset(of: \.duration_ns) == S.offset(of: \.durationNanoseconds))
+    #expect(C.offset(of: \.http_status) == S.offset(of: \.httpStatus))
+    #expect(C.offset(of: \.http_reused) == S.offset(of: \.httpReused))
+    #expect(C.offset(of: \.http_response_cut_short) == S.offset(of: \.httpResponseCutShort))
+    #expect(C.offset(of: \.http_protocol) == S.offset(of: \.httpProtocol))
+    #expect(C.offset(of: \.grpc_status) == S.offset(of: \.grpcStatus))
+    #expect(C.offset(of: \.http_first_byte_ns) == S.offset(of: \.httpFirstByteNanoseconds))
+    #expect(C.offset(of: \.http_request_bytes) == S.offset(of: \.httpRequestBytes))
+    #expect(C.offset(of: \.http_response_bytes) == S.offset(of: \.httpResponseBytes))
+    #expect(C.offset(of: \.core) == S.offset(of: \.core))
+    #expect(C.offset(of: \.http_request) == S.offset(of: \.httpRequest))
+    #expect(C.offset(of: \.stream_id) == S.offset(of: \.streamID))
+    #expect(C.offset(of: \.target_is_huffman_code) == S.offset(of: \.targetIsHuffmanCode))
+    #expect(C.offset(of: \.grpc_message) == S.offset(of: \.grpcMessage))
+
+    typealias CC = MemoryLayout<cnm_connection_core>
+    typealias SC = MemoryLayout<ConnectionCore>
+    #expect(CC.size == SC.size)
+    let core: [(Int?, Int?)] = [
+      (CC.offset(of: \.host), SC.offset(of: \.host)), (CC.offset(of: \.dns_ns), SC.offset(of: \.dnsNanoseconds)),
+      (CC.offset(of: \.start_unix_ns), SC.offset(of: \.startUnixNanoseconds)),
+      (CC.offset(of: \.start_ns), SC.offset(of: \.startNanoseconds)),
+      (CC.offset(of: \.connect_start), SC.offset(of: \.connectStart)),
+      (CC.offset(of: \.connect_end), SC.offset(of: \.connectEnd)),
+      (CC.offset(of: \.tls_start), SC.offset(of: \.tlsStart)), (CC.offset(of: \.tls_end), SC.offset(of: \.tlsEnd)),
+      (CC.offset(of: \.bytes_sent), SC.offset(of: \.bytesSent)),
+      (CC.offset(of: \.bytes_received), SC.offset(of: \.bytesReceived)),
+      (CC.offset(of: \.tls_bytes_sent), SC.offset(of: \.tlsBytesSent)),
+      (CC.offset(of: \.tls_bytes_received), SC.offset(of: \.tlsBytesReceived)),
+      (CC.offset(of: \.http_exchanges), SC.offset(of: \.httpExchanges)),
+      (CC.offset(of: \.error_call), SC.offset(of: \.errorCall)), (CC.offset(of: \.http_stop), SC.offset(of: \.httpStop)),
+      (CC.offset(of: \.error_code), SC.offset(of: \.errorCode)), (CC.offset(of: \.tls_alpn), SC.offset(of: \.tlsALPN)),
+      (CC.offset(of: \.id), SC.offset(of: \.id)), (CC.offset(of: \.fd), SC.offset(of: \.fd)),
+      (CC.offset(of: \.role), SC.offset(of: \.role)), (CC.offset(of: \.transport), SC.offset(of: \.transport)),
+      (CC.offset(of: \.phase), SC.offset(of: \.phase)), (CC.offset(of: \.is_tls), SC.offset(of: \.isTLS)),
+      (CC.offset(of: \.has_dns), SC.offset(of: \.hasDNS)), (CC.offset(of: \.peer), SC.offset(of: \.peer)),
+      (CC.offset(of: \.tls_version), SC.offset(of: \.tlsVersion)),
+    ]
+    for (index, (c, swift)) in core.enumerated() { #expect(c != nil && c == swift, "core field \(index)") }
+    #expect(MemoryLayout<FixedText<128>>.size == MemoryLayout.size(ofValue: cnm_connection_core().host))
+    #expect(MemoryLayout<FixedText<16>>.size == MemoryLayout.size(ofValue: cnm_connection_core().tls_version))
+    #expect(UInt8(CNM_ROLE_CLIENT) == ConnectionCore.Role.client && UInt8(CNM_TRANSPORT_TCP) == ConnectionCore.Transport.tcp)
+    #expect(UInt8(CNM_PHASE_ESTABLISHED) == ConnectionCore.Phase.established)
+    #expect(UInt8(CNM_PHASE_FAILED) == ConnectionCore.Phase.failed)
+    #expect(UInt8(CNM_ERROR_CALL_CONNECT) == HookedCall.connect.rawValue)
+    #expect(UInt8(CNM_HTTP_11) == RawRecord.HTTPVersion.http11)
+
+    typealias CH = MemoryLayout<cnm_http_head>
+    typealias SH = MemoryLayout<HTTPHead>
+    #expect(CH.offset(of: \.text)! + Int(CNM_HEAD_TEXT_CAPACITY) == SH.size)
+    let head: [(Int?, Int?)] = [
+      (CH.offset(of: \.content_length_value), SH.offset(of: \.contentLengthValue)),
+      (CH.offset(of: \.status), SH.offset(of: \.status)), (CH.offset(of: \.target_length), SH.offset(of: \.targetLength)),
+      (CH.offset(of: \.host_length), SH.offset(of: \.hostLength)),
+      (CH.offset(of: \.method_length), SH.offset(of: \.methodLength)),
+      (CH.offset(of: \.minor_version), SH.offset(of: \.minorVersion)),
+      (CH.offset(of: \.target_truncated), SH.offset(of: \.targetTruncated)),
+      (CH.offset(of: \.host_truncated), SH.offset(of: \.hostTruncated)),
+      (CH.offset(of: \.has_content_length), SH.offset(of: \.hasContentLength)),
+      (CH.offset(of: \.has_transfer_encoding), SH.offset(of: \.hasTransferEncoding)),
+      (CH.offset(of: \.is_chunked), SH.offset(of: \.isChunked)),
+      (CH.offset(of: \.connection_close), SH.offset(of: \.connectionClose)),
+      (CH.offset(of: \.connection_keep_alive), SH.offset(of: \.connectionKeepAlive)),
+      (CH.offset(of: \.connection_upgrade), SH.offset(of: \.connectionUpgrade)),
+      (CH.offset(of: \.body_framing), SH.offset(of: \.bodyFraming)),
+      (CH.offset(of: \.answered_request_kind), SH.offset(of: \.answeredRequestKind)),
+      (CH.offset(of: \.text), SH.offset(of: \.text)),
+    ]
+    for (index, (c, swift)) in head.enumerated() { #expect(c != nil && c == swift, "head field \(index)") }
+    // The cases C writes: a head with no body answering an ordinary request is all zero there.
+    var get = HTTPHead()
+    get.methodLength = 3
+    get.minorVersion = 1
+    cnm_replay_fields_set_up()
+    var fields = cnm_replay_fields_in_use()
+    let scalars = SH.offset(of: \.text)!
+    #expect(Int(fields.scalars_length) == scalars)
+    let cScalars = withUnsafeBytes(of: &fields.get_scalars) { Array($0.prefix(scalars)) }
+    #expect(withUnsafeBytes(of: &get) { Array($0.prefix(scalars)) } == cScalars, "a GET's scalars, as the replay writes them")
+  }
+
   @Test("an HTTP/2 stream's slot holds a request head (streams.c keeps its bytes, Swift writes them)")
   func streamHoldsAHead() {
     #expect(MemoryLayout<HTTPHead>.size <= Int(CH2_STREAM_HEAD_BYTES))

@@ -498,14 +498,20 @@ enum {
   CNM_REPLAY_RESPONSE_PENDING = 8, /* stopped halfway through its response: the same */
   CNM_REPLAY_COUNT_SHIFT = 4,
 };
-/* The template: a record's first line, its connection's identity, then its request head. */
-#define CNM_REPLAY_RECORD_BYTES (64 + 128 + CNM_SIMPLE_HEAD_CAPACITY)
+/* The template: a record's first line, its connection's identity (or, for a connection's first
+ * exchange, its setup and identity), then its request head. */
+#define CNM_REPLAY_RECORD_BYTES (64 + 256 + CNM_SIMPLE_HEAD_CAPACITY)
 
 typedef struct cnm_replay_template {
   uint64_t unix_offset;     /* wall clock minus monotonic clock at the connection's start */
-  uint16_t identity_length; /* the connection's identity: record[64 ..< 64 + identity_length] (Swift's) */
+  uint16_t identity_length; /* the connection's part: record[64 ..< 64 + identity_length] */
   uint16_t run_length;      /* and the last request's head after it, as a record holds it: record[64 ..<
                                64 + run_length], one run of a slot (the hooks'); 0: not written yet */
+  /* The connection's first exchange is next, and the connection's part runs from its setup
+   * (cnm_replay_fields.setup, not .identity): a template the injected library made at connect
+   * (CShims/CElfHookPreload/clients.c). Once that exchange is recorded, the template keeps the
+   * identity alone and marks its records reused, as the templates Swift makes. */
+  bool first_exchange;
   unsigned char record[CNM_REPLAY_RECORD_BYTES];
 } cnm_replay_template;
 
@@ -519,6 +525,8 @@ typedef struct cnm_replay_fields {
   uint16_t request_bytes;
   uint16_t response_bytes;
   uint16_t identity;      /* the connection's part (the template's) */
+  uint16_t setup;         /* where a new connection's part starts (a first exchange's template) */
+  uint16_t reused;        /* http_reused, in the first line */
   uint16_t request_head;  /* the request's HTTPHead, and in it: */
   uint16_t target_length;
   uint16_t host_length;
@@ -528,7 +536,9 @@ typedef struct cnm_replay_fields {
   unsigned char get_scalars[64]; /*   an HTTPHead's for `GET … HTTP/1.1` with no body, lengths 0 */
 } cnm_replay_fields;
 extern cnm_replay_fields cnm_replay_record_fields __attribute__((visibility("hidden")));
-static inline void cnm_set_replay_fields(const cnm_replay_fields *fields) { cnm_replay_record_fields = *fields; }
+/* Sets the fields from the record's layout as C knows it (cnm_record_layout.h). */
+void cnm_replay_fields_set_up(void);
+static inline cnm_replay_fields cnm_replay_fields_in_use(void) { return cnm_replay_record_fields; }
 
 /* What tells one thread from another in a hook: the address of one of its thread-locals. */
 static inline const void *cnm_thread_identity(void) { return (const void *)&cnm_guard_depth; }

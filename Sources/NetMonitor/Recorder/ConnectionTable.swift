@@ -32,43 +32,17 @@ enum ConnectionTable {
     return true
   }
 
-  /// Tells the hooks' replay where it writes a record's fields (`cnm_set_replay_fields`): the
-  /// times and the exchange's numbers, the connection's part it copies from its template, and the
-  /// request head, with the scalars every simple request's head has (``ExchangeReplay``).
+  /// Tells the hooks' replay where it writes a record's fields (`cnm_replay_fields_set_up`, from
+  /// C's copy of the record layout, which `RecordLayoutTests` compares with Swift's): the times and
+  /// the exchange's numbers, the connection's part it copies from its template, and the request
+  /// head, with the scalars every simple request's head has (``ExchangeReplay``).
   private static func installReplayFields() {
-    var fields = cnm_replay_fields()
-    func offset<Value>(_ field: KeyPath<RawRecord, Value>) -> UInt16 {
-      UInt16(MemoryLayout<RawRecord>.offset(of: field)!)
-    }
-    func headOffset<Value>(_ field: KeyPath<HTTPHead, Value>) -> UInt16 {
-      UInt16(MemoryLayout<HTTPHead>.offset(of: field)!)
-    }
-    fields.start_unix_ns = offset(\.startUnixNanoseconds)
-    fields.duration_ns = offset(\.durationNanoseconds)
-    fields.first_byte_ns = offset(\.httpFirstByteNanoseconds)
-    fields.status = offset(\.httpStatus)
-    fields.request_bytes = offset(\.httpRequestBytes)
-    fields.response_bytes = offset(\.httpResponseBytes)
-    fields.identity = offset(\.core) + UInt16(ConnectionCore.reusedCopyStart)
-    fields.request_head = offset(\.httpRequest)
-    fields.target_length = headOffset(\.targetLength)
-    fields.host_length = headOffset(\.hostLength)
-    fields.keep_alive = headOffset(\.connectionKeepAlive)
-    fields.text = headOffset(\.text)
-    var get = HTTPHead()
-    get.methodLength = 3
-    get.minorVersion = 1
-    let scalars = Int(fields.text)
-    precondition(scalars <= MemoryLayout.size(ofValue: fields.get_scalars), "the replay's GET scalars fit")
-    fields.scalars_length = UInt16(scalars)
-    withUnsafeMutableBytes(of: &fields.get_scalars) { storage in
-      withUnsafeBytes(of: &get) { storage.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<scalars])) }
-    }
-    let identityLength = Int(fields.request_head) - Int(fields.identity)
+    cnm_replay_fields_set_up()
+    let fields = cnm_replay_fields_in_use()
     precondition(
-      64 + identityLength + scalars + Int(CNM_SIMPLE_HEAD_CAPACITY) <= MemoryLayout.size(ofValue: cnm_replay_template().record),
-      "the replay's template holds a record's first line, a connection and a request head")
-    cnm_set_replay_fields(&fields)
+      64 + Int(fields.request_head - fields.setup) + Int(fields.scalars_length) + Int(CNM_SIMPLE_HEAD_CAPACITY)
+        <= MemoryLayout.size(ofValue: cnm_replay_template().record),
+      "the replay's template holds a record's first line, a new connection and a request head")
   }
 
   /// An entry's size: whole cache lines, so that each entry's fields fall on the same lines as

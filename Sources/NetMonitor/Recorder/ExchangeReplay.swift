@@ -82,6 +82,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     (storage + 64).copyMemory(from: UnsafeRawPointer(record) + identity, byteCount: identityLength)
     template.pointee.identity_length = UInt16(identityLength)
     template.pointee.run_length = 0  // the hooks write the request head after it
+    template.pointee.first_exchange = false
     pointee.replay.templateSequence = sequence &+ 1
   }
 
