@@ -125,6 +125,15 @@ elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configur
              MAX_CAPACITY, capacity);
     return ELFHOOK_INVALID;
   }
+  const char *light = getenv("ELFHOOK_LIGHT_CLIENTS");
+  configuration->light_clients = true;
+  if (is_set(light) && strcmp(light, "1") != 0) {
+    if (strcmp(light, "0") != 0) {
+      snprintf(problem, size, "ELFHOOK_LIGHT_CLIENTS must be 1 or 0, not '%s'", light);
+      return ELFHOOK_INVALID;
+    }
+    configuration->light_clients = false;
+  }
   const char *run = getenv("ELFHOOK_RUN");
   configuration->run_owned = is_set(run) && strcmp(run, "1") == 0;
   if (elfhook_run_is_over(configuration)) return ELFHOOK_DISABLED;

@@ -4,9 +4,9 @@
  * library resolves the machine's own name): loading the monitor for one dns record would cost them
  * ~3 ms. So the injected library records lookups itself, in C, into the process's ring, created at
  * the first lookup with the memory of its first records only (its queue takes more as it fills);
- * and it keeps the latest lookups, so that the monitor, once a connection loads it, knows which
- * host each address came from. The ring and the lookups are handed to the monitor when it starts
- * (elfhook_lookups_handoff). */
+ * and it remembers them (cnm_resolutions), so that the connections it records itself (clients.c),
+ * and the monitor once loaded, know which host each address came from. The ring and the
+ * resolutions are handed to the monitor when it starts (elfhook_lookups_handoff). */
 #include "elfhook_preload.h"
 
 #include "cnetmonitor.h"
@@ -19,8 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { RECENT_LOOKUPS = 16 };
-
 enum { NO_RING, CREATING, READY, FAILED, HANDED_OVER };
 static struct {
   int state;
@@ -28,12 +26,7 @@ static struct {
   char path[PATH_MAX];
 } ring = {NO_RING, NULL, ""};
 
-static cnm_dns_record recent[RECENT_LOOKUPS];
-static uintptr_t recent_threads[RECENT_LOOKUPS];
-static uint64_t recent_count;
-
-/* The ring, created on first use; NULL when it cannot be (said once). */
-static cnm_queue *ring_for(const elfhook_preload_configuration *configuration) {
+cnm_queue *elfhook_ring(const elfhook_preload_configuration *configuration) {
   int state = __atomic_load_n(&ring.state, __ATOMIC_ACQUIRE);
   if (state == NO_RING &&
       __atomic_compare_exchange_n(&ring.state, &state, CREATING, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -58,31 +51,15 @@ static cnm_queue *ring_for(const elfhook_preload_configuration *configuration) {
 void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
                            int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
                            uint64_t duration_ns) {
-  cnm_queue *queue = ring_for(configuration);
+  cnm_queue *queue = elfhook_ring(configuration);
   cnm_dns_record record;
   cnm_dns_record_fill(&record, host, status, system_errno, answers, start_unix_ns, duration_ns);
-  /* Lookups on other threads take other entries; one that races with the monitor's start may be
-   * handed over half-written: at worst, a connection without its host name. */
-  uint64_t index = __atomic_fetch_add(&recent_count, 1, __ATOMIC_RELAXED);
-  recent[index % RECENT_LOOKUPS] = record;
-  recent_threads[index % RECENT_LOOKUPS] = (uintptr_t)pthread_self();
+  cnm_resolutions_remember(&record, (uint64_t)pthread_self());
   if (queue) cnm_dns_record_emit(queue, &record);
 }
 
 void elfhook_lookups_handoff(cnm_handoff *handoff) {
-  /* Static, not on the stack of whichever thread connects first (7 KB; it may be a small one): the
-   * monitor starts once, on one thread. */
-  static cnm_dns_record lookups[RECENT_LOOKUPS];
-  static uintptr_t threads[RECENT_LOOKUPS];
-  uint64_t count = __atomic_load_n(&recent_count, __ATOMIC_ACQUIRE);
-  size_t kept = count < RECENT_LOOKUPS ? (size_t)count : RECENT_LOOKUPS;
-  for (size_t i = 0; i < kept; i++) {
-    lookups[i] = recent[(count - kept + i) % RECENT_LOOKUPS];
-    threads[i] = recent_threads[(count - kept + i) % RECENT_LOOKUPS];
-  }
-  handoff->lookups = lookups;
-  handoff->lookup_threads = threads;
-  handoff->lookup_count = kept;
+  handoff->resolutions = cnm_resolutions_table(&handoff->resolutions_next_ticket);
   handoff->ring = NULL;
   handoff->ring_path = NULL;
   if (__atomic_load_n(&ring.state, __ATOMIC_ACQUIRE) != READY) return;
@@ -94,6 +71,7 @@ void elfhook_lookups_handed_over(void) { __atomic_store_n(&ring.state, HANDED_OV
 
 void elfhook_lookups_after_fork_in_child(void) {
   cnm_pid = (int32_t)getpid();
+  cnm_resolutions_after_fork();
   int state = __atomic_load_n(&ring.state, __ATOMIC_ACQUIRE);
   /* Handed over: the monitor's own fork handler gives the child its ring. Failed: said once. */
   if (state == HANDED_OVER || state == FAILED) return;

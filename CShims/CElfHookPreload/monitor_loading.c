@@ -11,6 +11,9 @@
 #define MONITOR_FILE_NAME "libElfHookMonitor.so"
 
 static char monitor_path[PATH_MAX];
+/* The monitor's entry points for the connections the injected library tracked (clients.c). */
+static elfhook_monitor_account_function monitor_account;
+static elfhook_monitor_take_client_function monitor_take_client;
 /* The addresses of the monitor library's executable segments, once it is loaded
  * (elfhook_called_from_monitor): found once, so the check takes no lock and calls nothing. */
 static uintptr_t monitor_code_start, monitor_code_end;
@@ -77,22 +80,41 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
   /* Never closed: a Swift runtime cannot be unloaded. */
   elfhook_monitor_start_function start = (elfhook_monitor_start_function)dlsym(library, "elfhook_monitor_start");
   elfhook_monitor_adopt_function adopt = (elfhook_monitor_adopt_function)dlsym(library, "elfhook_monitor_adopt");
-  if (!start || !adopt) {
+  elfhook_monitor_account_function account =
+      (elfhook_monitor_account_function)dlsym(library, "elfhook_monitor_account");
+  elfhook_monitor_take_client_function take_client =
+      (elfhook_monitor_take_client_function)dlsym(library, "elfhook_monitor_take_client");
+  if (!start || !adopt || !account || !take_client) {
     dlerror();
     if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
     return false;
   }
   find_monitor_code((uintptr_t)start);
+  monitor_account = account;
+  monitor_take_client = take_client;
   cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
                          .log_level = (int)configuration->log};
   elfhook_lookups_handoff(&handoff);
+  elfhook_clients_handoff(&handoff);
   if (!handoff.ring) elfhook_note_output_filesystem(configuration); /* the monitor creates the ring */
-  if (start(&handoff) != 0) return false;
+  bool running = start(&handoff) == 0;
+  elfhook_clients_handed_over(running);
+  if (!running) return false;
   if (handoff.ring) elfhook_lookups_handed_over();
   for (size_t i = 0; i < count; i++) {
-    forwarders[i].hook = adopt(forwarders[i].name, forwarders[i].self, forwarders[i].next);
+    /* Looked up now if no call has yet (a TLS library's name: NULL when it is not loaded). */
+    forwarders[i].hook = adopt(forwarders[i].name, forwarders[i].self, elfhook_next((elfhook_export)i));
   }
   return true;
+}
+
+void elfhook_monitor_account(int fd, bool received, const void *buffer, const struct iovec *vector,
+                             int vector_count, ssize_t result) {
+  if (monitor_account) monitor_account(fd, received, buffer, vector, vector_count, result);
+}
+
+void elfhook_monitor_take_client(const cnm_connection_head *head, const void *core) {
+  if (monitor_take_client) monitor_take_client(head, core);
 }
 
 bool elfhook_called_from_monitor(const void *return_address) {

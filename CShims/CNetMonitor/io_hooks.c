@@ -55,6 +55,17 @@ static inline void account(int fd, bool received, const void *buffer, const stru
   }
 }
 
+void cnm_account_call(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
+                      ssize_t result) {
+  account(fd, received, buffer, vector, vector_count, result);
+}
+
+void cnm_account_tracked_call(int fd, bool received, const void *buffer, const struct iovec *vector,
+                              int vector_count, ssize_t result) {
+  if ((unsigned)fd < __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) && cnm_tracked[fd])
+    account(fd, received, buffer, vector, vector_count, result);
+}
+
 /* ---- connections carrying exchanges: their lines prefetched, then the tracked path --------------
  * The misses the slow path would take one after another after the call are served while the
  * kernel works (cnetmonitor.h). preserve_most: the call keeps every argument register, so this

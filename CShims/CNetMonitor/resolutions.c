@@ -134,6 +134,17 @@ bool cnm_resolutions_look_up(const cnm_address *address, uint64_t thread, cnm_re
   return true;
 }
 
+const void *cnm_resolutions_table(uint64_t *next) {
+  *next = __atomic_load_n(&next_ticket, __ATOMIC_ACQUIRE);
+  return table;
+}
+
+void cnm_resolutions_adopt(const void *other, uint64_t next) {
+  memcpy(table, other, sizeof table);
+  __atomic_store_n(&next_ticket, next, __ATOMIC_RELEASE);
+  cnm_resolutions_after_fork(); /* an entry copied while its lookup wrote it is empty */
+}
+
 void cnm_resolutions_after_fork(void) {
   /* A parent thread that was writing an entry does not exist in the child: the entry is empty. */
   for (int index = 0; index < ENTRIES; index++)

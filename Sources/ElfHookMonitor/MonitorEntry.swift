@@ -38,6 +38,23 @@ public func elfhookMonitorAdopt(
   NetMonitor.adoptForwarder(named: String(cString: name), forwarder: forwarder, next: next)
 }
 
+/// A call the injected library was moving on a connection it tracked itself when the monitor took
+/// its connections over (CShims/CElfHookPreload/clients.c): its bytes go where the hooks' would.
+@_cdecl("elfhook_monitor_account")
+public func elfhookMonitorAccount(
+  _ fd: Int32, _ received: Bool, _ buffer: UnsafeRawPointer?, _ vector: UnsafePointer<iovec>?, _ vectorCount: Int32,
+  _ result: Int
+) {
+  cnm_account_tracked_call(fd, received, buffer, vector, vectorCount, result)
+}
+
+/// A connection the injected library made while the monitor took its others over: taken as they
+/// were (`Traffic.adoptClients`).
+@_cdecl("elfhook_monitor_take_client")
+public func elfhookMonitorTakeClient(_ head: UnsafePointer<cnm_connection_head>, _ core: UnsafeRawPointer) {
+  NetMonitor.takeInjectedClient(head: head, core: core)
+}
+
 /// `name[pid]`, the way diagnostics name the host.
 private func processLabel() -> String {
   "\(NetMonitor.processName())[\(getpid())]"

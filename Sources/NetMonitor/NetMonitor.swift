@@ -83,20 +83,29 @@ public enum NetMonitor {
   }
 
   /// Starts the monitor of a process injected with libElfHookPreload.so, from what that library
-  /// hands over (`cnm_handoff`): the ring it created for the lookups it recorded before the monitor
-  /// was loaded, or none, and those lookups. Returns the path of the ring.
+  /// hands over (`cnm_handoff`): the ring it created for what it recorded before the monitor was
+  /// loaded (lookups, and the client connections it recorded itself), or none; its name
+  /// resolutions; and the client connections it still tracks, which the monitor takes over before
+  /// its hooks are installed. Returns the path of the ring.
   @_spi(Injection)
   public static func startInjected(_ handoff: UnsafePointer<cnm_handoff>) throws(StartError) -> String {
     let given = handoff.pointee
     let ring = given.ring.map { ring in (queue: ring, path: String(cString: given.ring_path)) }
-    for index in 0..<given.lookup_count {
-      Resolutions.remember(given.lookups[index], thread: UInt(given.lookup_threads[index]))
+    if let resolutions = given.resolutions { cnm_resolutions_adopt(resolutions, given.resolutions_next_ticket) }
+    return try startRecording(toRingFiles: String(cString: given.pattern), capacity: given.capacity, adopting: ring) {
+      Traffic.adoptClients(of: handoff)
     }
-    return try startRecording(toRingFiles: String(cString: given.pattern), capacity: given.capacity, adopting: ring)
+  }
+
+  /// A client connection the injected library made while the monitor took its others over.
+  @_spi(Injection)
+  public static func takeInjectedClient(head: UnsafePointer<cnm_connection_head>, core: UnsafeRawPointer) {
+    Traffic.adoptClient(head: head, core: core)
   }
 
   private static func startRecording(
-    toRingFiles pattern: String, capacity: Int, adopting existing: (queue: OpaquePointer, path: String)?
+    toRingFiles pattern: String, capacity: Int, adopting existing: (queue: OpaquePointer, path: String)?,
+    beforeHooking takeOver: () -> Void = {}
   ) throws(StartError) -> String {
     guard ConnectionTable.setUp() else { throw .outOfMemory }
     if let ringPath { return ringPath }
@@ -117,6 +126,7 @@ public enum NetMonitor {
     cnm_fork_handling_set_up(pattern, capacity, RawRecord.slotSize, RawRecord.layout)
     cnm_set_record_queue(ring.queue)
     ringPath = ring.path
+    takeOver()
     try installHooks()
     return ring.path
   }

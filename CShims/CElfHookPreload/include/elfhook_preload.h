@@ -12,15 +12,27 @@
  * on the process's calls reach the monitor's hooks through their GOT slots, never through here.
  * Lookups before that are recorded here, in C, without loading the monitor. A process that changes
  * its user id or its root directory (setuid and family, chroot: also exported) starts the monitor
- * just before. */
+ * just before.
+ *
+ * A plaintext HTTP/1.x client does not load the monitor either (clients.c): its connections and
+ * their simple exchanges are recorded here, by the monitor's own C hooks (CNetMonitor's data path
+ * and replay), to which this library's exports of the data-path calls (read, write, close and
+ * their families) send a tracked connection's calls. The first call this cannot record (a TLS
+ * library's, an accept, bytes that are no simple exchange) loads the monitor, which takes these
+ * connections over where they are. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cnetmonitor.h"
 #include "cnm_records.h"
 
 /* ---- configuration (configuration.c) ---------------------------------------------------------- */
@@ -38,6 +50,8 @@ typedef struct elfhook_preload_configuration {
    * ends. A process still running then (a daemon the command left, which the run stopped waiting
    * for) runs unmonitored without a word: see elfhook_run_is_over. */
   bool run_owned;
+  /* ELFHOOK_LIGHT_CLIENTS (1, the default; 0): plaintext clients recorded here (clients.c). */
+  bool light_clients;
 } elfhook_preload_configuration;
 
 typedef enum {
@@ -67,10 +81,10 @@ void elfhook_say_unmonitored(const char *format, ...) __attribute__((format(prin
 /* One line on stderr, "elfhook: MESSAGE". */
 void elfhook_say(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- the calls that start the monitor (forwarders.c) ------------------------------------------- */
+/* ---- the exported calls (forwarders.c, io_forwarders.c, tls_forwarders.c) ---------------------- */
 
 /* One exported function: its own address, the definition it forwards to (the next in the lookup
- * order: libc's), and the monitor's hook for the name once the monitor runs. */
+ * order: libc's, or the TLS library's), and the monitor's hook for the name once the monitor runs. */
 typedef struct elfhook_forwarder {
   const char *name;
   void *self;
@@ -78,8 +92,94 @@ typedef struct elfhook_forwarder {
   void *hook;
 } elfhook_forwarder;
 
+/* Every exported name. The monitor hooks those before ELFHOOK_HOOKED_EXPORTS (it adopts them as
+ * its originals' forwarders); the others only start it. */
+typedef enum {
+  /* where connections begin (forwarders.c) */
+  ELFHOOK_CONNECT, ELFHOOK_ACCEPT, ELFHOOK_ACCEPT4, ELFHOOK_GETADDRINFO,
+  /* the data path and the calls that end connections (io_forwarders.c) */
+  ELFHOOK_READ, ELFHOOK_READV, ELFHOOK_RECV, ELFHOOK_RECVFROM, ELFHOOK_RECVMSG, ELFHOOK_WRITE, ELFHOOK_WRITEV,
+  ELFHOOK_SEND, ELFHOOK_SENDTO, ELFHOOK_SENDMSG, ELFHOOK_SENDFILE, ELFHOOK_SENDFILE64, ELFHOOK_CLOSE,
+  ELFHOOK_GETSOCKOPT, ELFHOOK_DUP2, ELFHOOK_DUP3, ELFHOOK_CLOSE_RANGE, ELFHOOK_CLOSEFROM,
+  /* the TLS libraries' calls the monitor hooks (tls_forwarders.c) */
+  ELFHOOK_SSL_DO_HANDSHAKE, ELFHOOK_SSL_CONNECT, ELFHOOK_SSL_ACCEPT, ELFHOOK_SSL_READ, ELFHOOK_SSL_READ_EX,
+  ELFHOOK_SSL_WRITE, ELFHOOK_SSL_WRITE_EX, ELFHOOK_GNUTLS_HANDSHAKE, ELFHOOK_GNUTLS_RECORD_SEND,
+  ELFHOOK_GNUTLS_RECORD_SEND2, ELFHOOK_GNUTLS_RECORD_RECV, ELFHOOK_GNUTLS_RECORD_RECV_SEQ,
+  ELFHOOK_SSL_FORCE_HANDSHAKE, ELFHOOK_SSL_FORCE_HANDSHAKE_WITH_TIMEOUT, ELFHOOK_PR_READ, ELFHOOK_PR_WRITE,
+  ELFHOOK_PR_RECV, ELFHOOK_PR_SEND,
+  ELFHOOK_HOOKED_EXPORTS,
+  /* the calls before which the monitor starts (forwarders.c) */
+  ELFHOOK_SETUID = ELFHOOK_HOOKED_EXPORTS, ELFHOOK_SETEUID, ELFHOOK_SETREUID, ELFHOOK_SETRESUID, ELFHOOK_CHROOT,
+  ELFHOOK_EXPORTS
+} elfhook_export;
+
+/* The exported functions, under names of their own (each file aliases its libc name to it). */
+__typeof(read) elfhook_forward_read;
+__typeof(readv) elfhook_forward_readv;
+__typeof(recv) elfhook_forward_recv;
+__typeof(recvfrom) elfhook_forward_recvfrom;
+__typeof(recvmsg) elfhook_forward_recvmsg;
+__typeof(write) elfhook_forward_write;
+__typeof(writev) elfhook_forward_writev;
+__typeof(send) elfhook_forward_send;
+__typeof(sendto) elfhook_forward_sendto;
+__typeof(sendmsg) elfhook_forward_sendmsg;
+__typeof(sendfile) elfhook_forward_sendfile;
+__typeof(sendfile64) elfhook_forward_sendfile64;
+__typeof(close) elfhook_forward_close;
+__typeof(getsockopt) elfhook_forward_getsockopt;
+__typeof(dup2) elfhook_forward_dup2;
+__typeof(dup3) elfhook_forward_dup3;
+int elfhook_forward_close_range(unsigned first, unsigned last, int flags);
+void elfhook_forward_closefrom(int lowest);
+int elfhook_forward_SSL_do_handshake(void *ssl);
+int elfhook_forward_SSL_connect(void *ssl);
+int elfhook_forward_SSL_accept(void *ssl);
+int elfhook_forward_SSL_read(void *ssl, void *buffer, int count);
+int elfhook_forward_SSL_read_ex(void *ssl, void *buffer, size_t count, size_t *read);
+int elfhook_forward_SSL_write(void *ssl, const void *buffer, int count);
+int elfhook_forward_SSL_write_ex(void *ssl, const void *buffer, size_t count, size_t *written);
+int elfhook_forward_gnutls_handshake(void *session);
+ssize_t elfhook_forward_gnutls_record_send(void *session, const void *data, size_t size);
+ssize_t elfhook_forward_gnutls_record_send2(void *session, const void *data, size_t size, size_t pad,
+                                            unsigned flags);
+ssize_t elfhook_forward_gnutls_record_recv(void *session, void *data, size_t size);
+ssize_t elfhook_forward_gnutls_record_recv_seq(void *session, void *data, size_t size, unsigned char *sequence);
+int elfhook_forward_SSL_ForceHandshake(void *fd);
+int elfhook_forward_SSL_ForceHandshakeWithTimeout(void *fd, uint32_t timeout);
+int32_t elfhook_forward_PR_Read(void *fd, void *buffer, int32_t amount);
+int32_t elfhook_forward_PR_Write(void *fd, const void *buffer, int32_t amount);
+int32_t elfhook_forward_PR_Recv(void *fd, void *buffer, int32_t amount, int32_t flags, uint32_t timeout);
+int32_t elfhook_forward_PR_Send(void *fd, const void *buffer, int32_t amount, int32_t flags, uint32_t timeout);
+
+/* The forwarders, by elfhook_export. */
+extern elfhook_forwarder elfhook_forwarders[ELFHOOK_EXPORTS] __attribute__((visibility("hidden")));
+
+/* The definition `which` forwards to, looked up on first use: a process that is not monitored
+ * (ELFHOOK_DISABLE=1, a bad variable) still calls through here, as may a constructor that runs
+ * before this library's. NULL when there is none (a TLS library's name in a process without it). */
+void *elfhook_next_slow(elfhook_export which);
+static inline void *elfhook_next(elfhook_export which) {
+  void *next = __atomic_load_n(&elfhook_forwarders[which].next, __ATOMIC_ACQUIRE);
+  return __builtin_expect(next != NULL, 1) ? next : elfhook_next_slow(which);
+}
+
 /* Arms the forwarders: the first call through one of them starts the monitor. */
 void elfhook_arm(const elfhook_preload_configuration *configuration);
+
+/* Whether the monitor is armed (configured, not started): clients.c may track a connection. */
+bool elfhook_monitor_armed(void);
+
+/* Where a call of `which` made from `caller` (its return address) goes when the monitor must see
+ * it: the monitor's hook, the monitor started first (or waited for); libc's function when the
+ * process runs unmonitored, when the monitor was already running (a pointer taken with dlsym), or
+ * when the call is the monitor's own, from a hook whose original is still this forwarder while the
+ * monitor starts. errno is kept. */
+void *elfhook_route(elfhook_export which, const void *caller);
+
+/* Whether the monitor takes a call made from `caller` now: started first, or waited for; false
+ * when the process runs unmonitored, or for the monitor's own call (elfhook_route). errno is kept. */
+bool elfhook_monitor_takes(const void *caller);
 
 /* ---- name lookups before the monitor is loaded (lookups.c) ---------------------------------------- */
 
@@ -88,12 +188,46 @@ void elfhook_arm(const elfhook_preload_configuration *configuration);
 void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
                            int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
                            uint64_t duration_ns);
-/* Fills `handoff`'s ring (or NULL: no lookup made one) and the latest lookups. */
+/* The process's ring, created on first use; NULL when it cannot be (said once). */
+cnm_queue *elfhook_ring(const elfhook_preload_configuration *configuration);
+/* Fills `handoff`'s ring (or NULL: nothing made one) and its name resolutions. */
 void elfhook_lookups_handoff(cnm_handoff *handoff);
 /* The monitor took the ring: from now on it is the monitor's. */
 void elfhook_lookups_handed_over(void);
 /* In a fork child: the parent's ring is not the child's; the child creates its own when it needs one. */
 void elfhook_lookups_after_fork_in_child(void);
+
+/* ---- plaintext clients recorded before the monitor is loaded (clients.c) --------------------------- */
+
+/* Whether `fd` is a connection tracked here: the test every exported data-path call makes. */
+static inline bool elfhook_client_tracked(int fd) {
+  return __builtin_expect((unsigned)fd < __atomic_load_n(&cnm_capacity, __ATOMIC_RELAXED), 0) && cnm_tracked[fd];
+}
+/* connect, while the monitor is armed: records the connection here and returns connect's result
+ * (errno connect's), or returns false without calling it when this library cannot track it (the
+ * caller then loads the monitor, as without light clients). */
+bool elfhook_client_connect(const elfhook_preload_configuration *configuration, int fd,
+                            const struct sockaddr *address, socklen_t length, int *result);
+/* After a data-path call on the tracked connection `fd` moved `result` bytes (any result: only
+ * those > 0 are bytes): counts them, takes them as part of a simple exchange, or loads the monitor
+ * and hands the call to it. */
+void elfhook_client_moved(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
+                          ssize_t result, const void *caller);
+/* getsockopt(SO_ERROR) answered `error` for the tracked connection `fd`. */
+void elfhook_client_asked_error(int fd, int error);
+/* The tracked connection `fd` is about to be closed (close, dup2, close_range…): records it.
+ * False when the monitor must close it (it has an exchange under way): the caller then calls the
+ * monitor's hook. */
+bool elfhook_client_closing(int fd);
+/* Whether any connection is tracked here: a TLS library's call then loads the monitor first. */
+bool elfhook_clients_live(void);
+/* Before the monitor starts: waits for the calls under way here, stops every connection's replay,
+ * and fills `handoff`'s clients. */
+void elfhook_clients_handoff(cnm_handoff *handoff);
+/* After: the monitor runs (`running`) and has the connections, or failed and they are forgotten. */
+void elfhook_clients_handed_over(bool running);
+/* In a fork child: the parent's connections are not recorded by the child. */
+void elfhook_clients_after_fork_in_child(void);
 
 /* ---- the monitor (monitor_loading.c) ------------------------------------------------------------ */
 
@@ -107,6 +241,11 @@ bool elfhook_locate_monitor(elfhook_log_level log);
  * run unmonitored. */
 bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
                           size_t count);
+/* After the monitor is loaded: hands it a data-path call's bytes on a connection it took over. */
+void elfhook_monitor_account(int fd, bool received, const void *buffer, const struct iovec *vector,
+                             int vector_count, ssize_t result);
+/* After the monitor is loaded: hands it a connection made while it took the others over. */
+void elfhook_monitor_take_client(const cnm_connection_head *head, const void *core);
 
 /* Whether `return_address` is in the monitor library: a call from the monitor's hook to its original,
  * which is still the forwarder while the monitor starts (the hooks are in place before
@@ -116,5 +255,8 @@ bool elfhook_called_from_monitor(const void *return_address);
 /* The monitor's entry points (Sources/ElfHookMonitor/MonitorEntry.swift). */
 typedef int (*elfhook_monitor_start_function)(const cnm_handoff *handoff);
 typedef void *(*elfhook_monitor_adopt_function)(const char *name, void *forwarder, void *next);
+typedef void (*elfhook_monitor_account_function)(int fd, bool received, const void *buffer,
+                                                 const struct iovec *vector, int vector_count, ssize_t result);
+typedef void (*elfhook_monitor_take_client_function)(const cnm_connection_head *head, const void *core);
 
 #endif

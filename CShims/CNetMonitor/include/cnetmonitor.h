@@ -188,7 +188,6 @@ static inline bool cnm_in_vfork_child(void) { return (int32_t)getpid() != cnm_pi
 void cnm_fork_handling_set_up(const char *ring_pattern, size_t capacity, size_t record_size,
                               uint64_t record_layout);
 
-#endif
 
 /* ---- the originals of the hooked functions ------------------------------------------------------
  * One C global, so a hook reaches its original with one load (a Swift global would add a
@@ -467,6 +466,14 @@ ssize_t cnm_hook_sendmsg(int fd, const struct msghdr *message, int flags);
 ssize_t cnm_hook_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);
 ssize_t cnm_hook_sendfile64(int out_fd, int in_fd, off_t *offset, size_t count);
 int cnm_hook_close(int fd);
+/* What a data-path hook does after its original moved `result` bytes on the tracked connection
+ * `fd`, for a caller of the original of its own (the injected library's exported functions). */
+void cnm_account_call(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
+                      ssize_t result) __attribute__((visibility("hidden")));
+/* The same when `fd` is a tracked connection, else nothing: for a call the injected library was
+ * moving when the monitor took its connections over. */
+void cnm_account_tracked_call(int fd, bool received, const void *buffer, const struct iovec *vector,
+                              int vector_count, ssize_t result);
 
 /* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
  * Most exchanges on a keep-alive connection are simple: a GET whose request is its head alone,
@@ -540,8 +547,20 @@ extern cnm_replay_fields cnm_replay_record_fields __attribute__((visibility("hid
 void cnm_replay_fields_set_up(void);
 static inline cnm_replay_fields cnm_replay_fields_in_use(void) { return cnm_replay_record_fields; }
 
-/* What tells one thread from another in a hook: the address of one of its thread-locals. */
-static inline const void *cnm_thread_identity(void) { return (const void *)&cnm_guard_depth; }
+/* What tells one thread from another in a hook: its thread pointer, the same in every image (the
+ * injected library's copy of this code and the monitor's name a thread alike: a replay the
+ * library armed keeps its owner when the monitor takes the connection over). */
+static inline const void *cnm_thread_identity(void) {
+  const void *self;
+#if defined(__x86_64__)
+  __asm__("mov %%fs:0, %0" : "=r"(self));
+#elif defined(__aarch64__)
+  __asm__("mrs %0, tpidr_el0" : "=r"(self));
+#else
+  self = (const void *)&cnm_guard_depth;
+#endif
+  return self;
+}
 
 /* What the hooks do with a direction's socket bytes (a connection head's watch_sent and
  * watch_received, set by Swift): count them; hand them to Swift (a connect in progress, HTTP/1.x
@@ -747,3 +766,5 @@ static inline void cnm_set_hello_fd(int fd, uint64_t id) {
 }
 /* Forgets every pair (a fork child's connections are its own). */
 void cnm_ssl_map_clear(void);
+
+#endif

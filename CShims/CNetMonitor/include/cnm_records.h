@@ -89,6 +89,11 @@ bool cnm_resolutions_look_up(const cnm_address *address, uint64_t thread, cnm_re
 
 /* In a fork child: entries a parent's thread was writing are emptied. */
 void cnm_resolutions_after_fork(void);
+/* The table, and its next ticket: for the injected library, which hands its resolutions (and
+ * which of them a connection took the time of) to the monitor it loads. */
+const void *cnm_resolutions_table(uint64_t *next_ticket);
+/* Takes another copy's table (cnm_resolutions_table) as this one's. */
+void cnm_resolutions_adopt(const void *table, uint64_t next_ticket);
 
 /* Nanoseconds on CLOCK_MONOTONIC and CLOCK_REALTIME (the vDSO: no system call). */
 uint64_t cnm_monotonic_ns(void);
@@ -104,9 +109,19 @@ typedef struct cnm_handoff {
   int log_level;       /* 0 off, 1 error, 2 info */
   cnm_queue *ring;     /* the ring of this process (it reserves its memory as it fills); or NULL */
   const char *ring_path;
-  const cnm_dns_record *lookups; /* the most recent lookups, oldest first */
-  const uintptr_t *lookup_threads; /* the thread (pthread_self) that made each */
-  size_t lookup_count;
+  /* The injected library's name resolutions (cnm_resolutions_table), or NULL. */
+  const void *resolutions;
+  uint64_t resolutions_next_ticket;
+  /* The client connections the injected library tracked itself (CShims/CElfHookPreload/clients.c):
+   * `count` entries of `entry_size` bytes at `entries`, each a cnm_connection_head then, at
+   * `core_offset`, a cnm_connection_core; an entry is a connection when `tracked[fd]` is nonzero.
+   * Their replays are stopped: the monitor takes each over as if its own replay had stopped. */
+  const unsigned char *clients;
+  const uint8_t *clients_tracked;
+  uint32_t client_count;
+  size_t client_entry_size;
+  size_t client_core_offset;
+  uint64_t last_connection_id; /* the connection ids the injected library gave: 1 … this */
 } cnm_handoff;
 
 #endif

@@ -12,6 +12,11 @@ enum Recorder {
     connectionIDs.add(1, ordering: .relaxed).newValue
   }
 
+  /// The ids up to `last` are taken (by the injected library, before the monitor was loaded).
+  static func continueConnectionIDs(after last: UInt64) {
+    _ = connectionIDs.max(last, ordering: .relaxed)
+  }
+
   /// What the thread needs: the sink and the process name. Set once by `start`.
   private struct State: ~Copyable {
     var sink: (any TransactionSink)?

@@ -1,0 +1,435 @@
+/* Plaintext HTTP/1.x clients, recorded by the injected library itself (elfhook_preload.h).
+ *
+ * Loading the monitor costs a short-lived process ~1.5 ms (mapping, relocating and starting a
+ * Swift library of ~7 MB: BENCHMARKS.md), more than a `curl` of a small file takes. So while the
+ * monitor is armed, an internet TCP connect is tracked here, in this library's copy of
+ * CNetMonitor's table (an entry: a cnm_connection_head, then a cnm_connection_core), and the
+ * monitor's own C code records it: the data path (cnm_account_call, io_hooks.c), to which the
+ * exported data-path calls send the connection's calls (io_forwarders.c), and the replay of simple
+ * exchanges (exchange_replay.c), armed when the connection is established with a template made
+ * here (a record's first line, the connection's setup and identity: cnm_record_layout.h), so that
+ * it records the connection's first exchange too. The connection's record is written here, at
+ * its close. The records are the monitor's, field for field (LightClientTests compares them).
+ *
+ * What the replay refuses (another method than GET, a request body, a response that is not a head
+ * and a body of known length, TLS bytes, a call on another thread) it hands to "Swift": here, a
+ * callback that notes it. Once the call is accounted for, the monitor is loaded, takes every
+ * connection tracked here over where it is (its replay stopped: Swift parses what the replay took
+ * of the exchange under way from the heads it kept, at the times they moved: ExchangeReplay.swift),
+ * and is handed the call's bytes. So are a connection closed with an exchange under way, a TLS
+ * library's first call (tls_forwarders.c), an accept, and anything else that loads the monitor.
+ *
+ * Two threads: a call is accounted for between enter() and leave(), after its original returned;
+ * the thread that hands the connections over raises `handing_over`, then waits until no call is
+ * inside (sequentially consistent, both sides: one of them sees the other). A call that enters
+ * after waits for the monitor to run and hands its bytes to it. No lock; the wait is never for a
+ * call in the kernel. Nothing here allocates or touches errno. */
+#include "elfhook_preload.h"
+
+#include "cnetmonitor.h"
+#include "cnm_record_layout.h"
+#include "cnm_records.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+
+typedef struct client {
+  cnm_connection_head head; /* first: the data path finds it at the entry's address */
+  cnm_connection_core core;
+} client;
+
+enum { NOT_SET_UP, SETTING_UP, READY, UNFIT };
+static int setup_state = NOT_SET_UP;
+static uint64_t last_connection_id;
+static uint32_t live_clients;
+static uint32_t highest_fd; /* every tracked descriptor is below this */
+static uint32_t accounting;
+static bool handing_over;
+/* Set by the replay's refusal (the "Swift" callbacks) on the thread whose call it refused. */
+static __thread bool refused __attribute__((tls_model("initial-exec")));
+
+#define NEXT(which, function) ((__typeof(function) *)elfhook_next(which))
+
+static inline client *entry_of(int fd) { return (client *)cnm_slot(fd); }
+
+static inline void enter(void) { __atomic_add_fetch(&accounting, 1, __ATOMIC_SEQ_CST); }
+static inline void leave(void) { __atomic_sub_fetch(&accounting, 1, __ATOMIC_SEQ_CST); }
+static inline bool handed(void) { return __atomic_load_n(&handing_over, __ATOMIC_SEQ_CST); }
+
+static void refuse(void *slot, const void *buffer, const struct iovec *vector, int vector_count, ssize_t result) {
+  (void)slot, (void)buffer, (void)vector, (void)vector_count, (void)result;
+  refused = true;
+}
+
+/* ---- which processes -------------------------------------------------------------------------- */
+
+/* The executable's own loaded segments (dl_iterate_phdr's first image). */
+static int note_executable(struct dl_phdr_info *image, size_t size, void *data) {
+  (void)size;
+  uintptr_t *range = data;
+  range[0] = UINTPTR_MAX;
+  for (ElfW(Half) i = 0; i < image->dlpi_phnum; i++) {
+    const ElfW(Phdr) *segment = &image->dlpi_phdr[i];
+    if (segment->p_type != PT_LOAD) continue;
+    uintptr_t low = image->dlpi_addr + segment->p_vaddr, high = low + segment->p_memsz;
+    if (low < range[0]) range[0] = low;
+    if (high > range[1]) range[1] = high;
+  }
+  return 1;
+}
+
+/* Whether the executable has a symbol table of its own (it is not stripped), read from its
+ * section headers: one open and two reads. */
+static bool executable_has_symbol_table(void) {
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  ElfW(Ehdr) header;
+  bool found = true;
+  if (pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header && header.e_shentsize == sizeof(ElfW(Shdr)) &&
+      header.e_shnum > 0 && header.e_shnum <= 256) {
+    ElfW(Shdr) sections[256];
+    size_t bytes = (size_t)header.e_shnum * sizeof(ElfW(Shdr));
+    if (pread(fd, sections, bytes, (off_t)header.e_shoff) == (ssize_t)bytes) {
+      found = false;
+      for (size_t i = 0; i < header.e_shnum && !found; i++) found = sections[i].sh_type == SHT_SYMTAB;
+    }
+  }
+  NEXT(ELFHOOK_CLOSE, close)(fd);
+  return found;
+}
+
+/* Whether a process's TLS may be out of the exported calls' reach, so that only the monitor,
+ * loaded before its first connection as without light clients, sees it from its start: an
+ * OpenSSL or BoringSSL in the executable, exported (`SSL_read` in its .dynsym: Node.js) or in a
+ * symbol table (an unstripped executable: the monitor's inline hooks find it there). */
+static bool tls_may_be_inside(void) {
+  uintptr_t executable[2] = {0, 0};
+  dl_iterate_phdr(note_executable, executable);
+  static const char *const names[] = {"SSL_read", "CNIOBoringSSL_SSL_read"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    uintptr_t address = (uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
+    if (!address) dlerror();
+    if (address >= executable[0] && address < executable[1]) return true;
+  }
+  return executable_has_symbol_table();
+}
+
+/* Sets this library's copy of the table, the replay and the record queue up, once; false when the
+ * process is unfit (tls_may_be_inside) or something is missing (no ring: the monitor says why). */
+static bool set_up(const elfhook_preload_configuration *configuration) {
+  int state = __atomic_load_n(&setup_state, __ATOMIC_ACQUIRE);
+  if (state == NOT_SET_UP &&
+      __atomic_compare_exchange_n(&setup_state, &state, SETTING_UP, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    int saved = errno;
+    cnm_queue *ring = NULL;
+    bool fit = !tls_may_be_inside() && cnm_table_set_up(sizeof(client)) && (ring = elfhook_ring(configuration));
+    if (fit) {
+      cnm_set_traffic_callbacks(refuse, refuse, NULL);
+      cnm_replay_fields_set_up();
+      cnm_set_record_queue(ring);
+    }
+    errno = saved;
+    state = fit ? READY : UNFIT;
+    __atomic_store_n(&setup_state, state, __ATOMIC_RELEASE);
+  }
+  while (state == SETTING_UP) {
+    sched_yield();
+    state = __atomic_load_n(&setup_state, __ATOMIC_ACQUIRE);
+  }
+  return state == READY;
+}
+
+/* ---- a connection's life -------------------------------------------------------------------------- */
+
+/* Arms the replay on the established connection, for the calling thread, with the template of the
+ * connection's first exchange: an http record's first line, then the core from its setup on. */
+static void arm(client *connection) {
+  cnm_replay_template *template = &connection->head.replay;
+  cnm_raw_record line;
+  memset(&line, 0, 64);
+  line.kind = CNM_RECORD_HTTP;
+  line.pid = cnm_current_pid();
+  line.http_protocol = CNM_HTTP_11;
+  line.grpc_status = -1;
+  memcpy(template->record, &line, 64);
+  size_t setup = offsetof(cnm_connection_core, dns_ns);
+  memcpy(template->record + 64, (const unsigned char *)&connection->core + setup, sizeof connection->core - setup);
+  template->identity_length = (uint16_t)(sizeof connection->core - setup);
+  template->run_length = 0;
+  template->first_exchange = true;
+  template->unix_offset = connection->core.start_unix_ns - connection->core.start_ns;
+  connection->head.requests_received = 0;
+  cnm_replay_arm(&connection->head, __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE));
+}
+
+static void establish(client *connection) {
+  connection->core.connect_end = cnm_monotonic_ns();
+  connection->core.phase = CNM_PHASE_ESTABLISHED;
+  arm(connection);
+}
+
+static void fail(client *connection, int code) {
+  connection->core.phase = CNM_PHASE_FAILED;
+  if (!connection->core.error_call) {
+    connection->core.error_call = CNM_ERROR_CALL_CONNECT;
+    connection->core.error_code = code;
+  }
+  if (!connection->core.connect_end) connection->core.connect_end = cnm_monotonic_ns();
+}
+
+/* A non-blocking connect closed before anyone asked how it ended (the attempt a happy-eyeballs
+ * client gave up): the socket says, as the monitor asks it (Traffic.connectUnchecked). */
+static void settle_unchecked(int fd, client *connection, bool is_open) {
+  int error = ECANCELED;
+  socklen_t length = sizeof error;
+  if (is_open && NEXT(ELFHOOK_GETSOCKOPT, getsockopt)(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0) {
+    struct sockaddr_storage peer;
+    socklen_t peer_length = sizeof peer;
+    if (getpeername(fd, (struct sockaddr *)&peer, &peer_length) == 0) {
+      connection->core.phase = CNM_PHASE_ESTABLISHED;
+      return;
+    }
+    error = ECANCELED;
+  }
+  fail(connection, error == EINPROGRESS || error == EALREADY ? ECANCELED : error);
+  connection->core.connect_end = 0;
+}
+
+/* A client connection that no lookup named takes the name its first request's Host gives its
+ * server, when the request's target is a path and the Host's port is the connection's (80 when
+ * none): HostHeaderName.swift's rule. */
+static void name_by_host(client *connection) {
+  const cnm_simple_request *request = &connection->head.replay_request;
+  const unsigned char *host = connection->head.replay_request_bytes + request->host_offset;
+  size_t length = request->host_length;
+  if (!length || connection->head.replay_request_bytes[4] != '/') return;
+  size_t literal_end = 0;
+  for (size_t i = length; i > 0; i--) {
+    if (host[i - 1] == ']') {
+      literal_end = i;
+      break;
+    }
+  }
+  size_t name_end = length;
+  for (size_t i = length; i > literal_end; i--) {
+    if (host[i - 1] == ':') {
+      name_end = i - 1;
+      break;
+    }
+  }
+  if (name_end == 0) return;
+  uint32_t port = 80;
+  if (name_end < length) {
+    size_t digits = length - name_end - 1;
+    if (digits == 0 || digits > 5) return;
+    port = 0;
+    for (size_t i = name_end + 1; i < length; i++) {
+      if (host[i] < '0' || host[i] > '9') return;
+      port = port * 10 + (uint32_t)(host[i] - '0');
+    }
+  }
+  if (port != connection->core.peer.port) return;
+  size_t kept = name_end < sizeof connection->core.host.bytes ? name_end : sizeof connection->core.host.bytes;
+  memcpy(connection->core.host.bytes, host, kept);
+  connection->core.host.count = (int64_t)kept;
+}
+
+/* The connection's record (as Traffic.closed writes it). */
+static void record_connection(client *connection) {
+  cnm_queue *queue = cnm_record_queue();
+  if (!queue) return;
+  uint64_t end = cnm_monotonic_ns(), ticket;
+  cnm_raw_record *record = cnm_queue_reserve(queue, &ticket);
+  if (!record) {
+    cnm_queue_count_drop(queue);
+    return;
+  }
+  uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
+  connection->core.http_exchanges = state >> CNM_REPLAY_COUNT_SHIFT;
+  connection->core.bytes_sent = __atomic_load_n(&connection->head.bytes_sent, __ATOMIC_RELAXED);
+  connection->core.bytes_received = __atomic_load_n(&connection->head.bytes_received, __ATOMIC_RELAXED);
+  record->kind = CNM_RECORD_CONNECTION;
+  record->pid = cnm_current_pid();
+  record->start_unix_ns = connection->core.start_unix_ns;
+  record->duration_ns = end - connection->core.start_ns;
+  record->core = connection->core;
+  cnm_queue_publish(queue, ticket);
+}
+
+/* Records the connection on `fd` and stops tracking it; false, leaving it tracked, when it has an
+ * exchange under way (the monitor finishes it: a response without a length ends at the close, an
+ * unanswered request is recorded so). */
+static bool close_tracked(int fd, bool is_open) {
+  client *connection = entry_of(fd);
+  uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
+  uint64_t phase = state & CNM_REPLAY_PHASE;
+  if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING) return false;
+  if (connection->core.phase == CNM_PHASE_CONNECTING) settle_unchecked(fd, connection, is_open);
+  record_connection(connection);
+  cnm_set_tracked(fd, false);
+  __atomic_sub_fetch(&live_clients, 1, __ATOMIC_RELAXED);
+  return true;
+}
+
+bool elfhook_client_connect(const elfhook_preload_configuration *configuration, int fd,
+                            const struct sockaddr *address, socklen_t length, int *result) {
+  if (fd < 0 || !set_up(configuration) || (unsigned)fd >= cnm_capacity) return false;
+  int saved = errno, type = 0;
+  socklen_t type_length = sizeof type;
+  bool stream = NEXT(ELFHOOK_GETSOCKOPT, getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &type_length) == 0 &&
+                type == SOCK_STREAM;
+  errno = saved;
+  if (!stream) return false;
+  enter();
+  bool reused = cnm_tracked[fd] != 0 && !handed(); /* closed behind our back (fclose) and reused */
+  bool closed = !reused || close_tracked(fd, false);
+  leave();
+  if (!closed) return false;
+
+  uint64_t start = cnm_monotonic_ns();
+  *result = NEXT(ELFHOOK_CONNECT, connect)(fd, address, length);
+  int error = errno;
+  client *connection = entry_of(fd);
+  memset(connection, 0, sizeof *connection);
+  cnm_connection_core *core = &connection->core;
+  core->id = __atomic_add_fetch(&last_connection_id, 1, __ATOMIC_RELAXED);
+  core->fd = fd;
+  core->role = CNM_ROLE_CLIENT;
+  core->transport = CNM_TRANSPORT_TCP;
+  cnm_address_read(address, length, &core->peer);
+  core->start_ns = start;
+  core->start_unix_ns = cnm_unix_ns() - (cnm_monotonic_ns() - start);
+  core->connect_start = start;
+  cnm_resolution found;
+  if (cnm_resolutions_look_up(&core->peer, (uint64_t)pthread_self(), &found)) {
+    size_t kept = found.host_length < sizeof core->host.bytes ? found.host_length : sizeof core->host.bytes;
+    memcpy(core->host.bytes, found.host, kept);
+    core->host.count = (int64_t)kept;
+    if (found.has_lookup_time) {
+      core->dns_ns = found.lookup_ns;
+      core->has_dns = 1;
+    }
+  }
+  connection->head.watch_sent = CNM_WATCH_SWIFT;
+  connection->head.watch_received = CNM_WATCH_SWIFT;
+  if (*result == 0) establish(connection);
+  else if (error == EINPROGRESS || error == EAGAIN) core->phase = CNM_PHASE_CONNECTING;
+  else fail(connection, error);
+
+  enter();
+  if (!handed()) {
+    if ((uint32_t)fd >= __atomic_load_n(&highest_fd, __ATOMIC_RELAXED)) __atomic_store_n(&highest_fd, (uint32_t)fd + 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&live_clients, 1, __ATOMIC_RELAXED);
+    cnm_set_tracked(fd, true);
+    leave();
+  } else {
+    leave();
+    /* The monitor was taking the connections over meanwhile: it takes this one now. */
+    if (elfhook_monitor_takes(__builtin_return_address(0))) elfhook_monitor_take_client(&connection->head, core);
+  }
+  errno = error;
+  return true;
+}
+
+/* ---- calls on a tracked connection ------------------------------------------------------------ */
+
+static void hand_to_monitor(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
+                            ssize_t result, const void *caller) {
+  if (elfhook_monitor_takes(caller)) elfhook_monitor_account(fd, received, buffer, vector, vector_count, result);
+}
+
+void elfhook_client_moved(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
+                          ssize_t result, const void *caller) {
+  if (result <= 0) return;
+  enter();
+  if (handed()) {
+    leave();
+    hand_to_monitor(fd, received, buffer, vector, vector_count, result, caller);
+    return;
+  }
+  if (!cnm_tracked[fd]) { /* closed by another thread meanwhile */
+    leave();
+    return;
+  }
+  client *connection = entry_of(fd);
+  if (connection->core.phase == CNM_PHASE_CONNECTING) establish(connection);
+  refused = false;
+  int saved = errno;
+  cnm_account_call(fd, received, buffer, vector, vector_count, result);
+  bool taken = !refused;
+  if (taken && !received && connection->core.host.count == 0 &&
+      (__atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE) & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED)
+    name_by_host(connection);
+  errno = saved;
+  leave();
+  if (!taken) hand_to_monitor(fd, received, buffer, vector, vector_count, result, caller);
+}
+
+void elfhook_client_asked_error(int fd, int error) {
+  enter();
+  if (!handed() && cnm_tracked[fd]) {
+    client *connection = entry_of(fd);
+    if (connection->core.phase == CNM_PHASE_CONNECTING) {
+      if (error == 0) establish(connection);
+      else if (error != EINPROGRESS && error != EALREADY) fail(connection, error);
+    }
+  }
+  leave();
+}
+
+bool elfhook_client_closing(int fd) {
+  /* A vfork child closes its own copy: the parent's connection lives on (and shares this memory). */
+  if (cnm_in_vfork_child()) return true;
+  enter();
+  bool recorded = !handed() && (!cnm_tracked[fd] || close_tracked(fd, true));
+  leave();
+  return recorded;
+}
+
+bool elfhook_clients_live(void) { return __atomic_load_n(&live_clients, __ATOMIC_RELAXED) != 0; }
+
+/* ---- the monitor takes over ------------------------------------------------------------------- */
+
+void elfhook_clients_handoff(cnm_handoff *handoff) {
+  __atomic_store_n(&handing_over, true, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&accounting, __ATOMIC_SEQ_CST)) sched_yield();
+  handoff->last_connection_id = __atomic_load_n(&last_connection_id, __ATOMIC_RELAXED);
+  handoff->clients = NULL;
+  handoff->clients_tracked = NULL;
+  handoff->client_count = 0;
+  if (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != READY) return;
+  uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+  for (uint32_t fd = 0; fd < count; fd++) {
+    if (cnm_tracked[fd]) cnm_replay_stop(&entry_of((int)fd)->head);
+  }
+  handoff->clients = cnm_states;
+  handoff->clients_tracked = cnm_tracked;
+  handoff->client_count = count;
+  handoff->client_entry_size = cnm_slot_size;
+  handoff->client_core_offset = offsetof(client, core);
+}
+
+void elfhook_clients_handed_over(bool running) {
+  (void)running; /* taken, or the process runs unmonitored: either way none is tracked here now */
+  uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+  for (uint32_t fd = 0; fd < count; fd++) cnm_set_tracked((int)fd, false);
+  __atomic_store_n(&live_clients, 0, __ATOMIC_RELAXED);
+}
+
+void elfhook_clients_after_fork_in_child(void) {
+  /* A thread of the parent that was inside a call does not exist here. */
+  __atomic_store_n(&accounting, 0, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != READY) return;
+  uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+  for (uint32_t fd = 0; fd < count; fd++) cnm_set_tracked((int)fd, false);
+  __atomic_store_n(&live_clients, 0, __ATOMIC_RELAXED);
+  /* The parent's ring is not the child's (lookups.c unmapped it): the next connect sets up again. */
+  cnm_set_record_queue(NULL);
+  __atomic_store_n(&setup_state, NOT_SET_UP, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,32 @@
+import CNetMonitor
+
+extension Traffic {
+  /// Takes over the client connections the injected library tracked itself before it loaded the
+  /// monitor (`cnm_handoff`'s clients; CShims/CElfHookPreload/clients.c): each becomes an entry of
+  /// this table, as if the connect hook had seen it, with what the library counted and recorded —
+  /// its bytes, the exchanges it recorded, and the exchange under way as a replay stopped halfway
+  /// (``ExchangeReplay``): Swift parses that from the heads the library kept, at the times they
+  /// moved, at the connection's next call or at its close. Called before the hooks are installed,
+  /// while no call on these connections can be in the library's hands: it waited for those under
+  /// way, and holds the next ones until the monitor runs.
+  static func adoptClients(of handoff: UnsafePointer<cnm_handoff>) {
+    let given = handoff.pointee
+    Recorder.continueConnectionIDs(after: given.last_connection_id)
+    guard let entries = given.clients, let tracked = given.clients_tracked else { return }
+    for fd in 0..<Int(given.client_count) where tracked[fd] != 0 {
+      let entry = UnsafeRawPointer(entries + fd * given.client_entry_size)
+      adoptClient(head: entry.assumingMemoryBound(to: cnm_connection_head.self), core: entry + given.client_core_offset)
+    }
+  }
+
+  /// One connection: the library's core is a `ConnectionCore` (cnm_record_layout.h, checked by
+  /// `RecordLayoutTests`), its head one of this table's heads.
+  static func adoptClient(head: UnsafePointer<cnm_connection_head>, core: UnsafeRawPointer) {
+    let fd = core.load(fromByteOffset: MemoryLayout<ConnectionCore>.offset(of: \.fd)!, as: Int32.self)
+    if ConnectionTable.tracked(fd) != nil { closed(fd, isOpen: false) }
+    guard let slot = ConnectionTable.track(fd) else { return }
+    UnsafeMutableRawPointer(slot.pointer(to: \.core)!).copyMemory(from: core, byteCount: MemoryLayout<ConnectionCore>.size)
+    slot.pointee.head = head.pointee
+    updateWatch(slot)
+  }
+}
