@@ -97,7 +97,7 @@ let package = Package(
     ),
     .target(
       name: "CElfHookPreload",
-      dependencies: ["CNetMonitor"],
+      dependencies: ["CNetMonitor", "CElfHook"],
       path: "CShims/CElfHookPreload",
       exclude: ["exports.map"],
       cSettings: [.define("_GNU_SOURCE")],

@@ -17,7 +17,7 @@
  * connection tracked here over where it is (its replay stopped: Swift parses what the replay took
  * of the exchange under way from the heads it kept, at the times they moved: ExchangeReplay.swift),
  * and is handed the call's bytes. So are a connection closed with an exchange under way, a TLS
- * library's first call (tls_forwarders.c), an accept, and anything else that loads the monitor.
+ * library's first call (tls_triggers.c), an accept, and anything else that loads the monitor.
  *
  * Two threads: a call is accounted for between enter() and leave(), after its original returned;
  * the thread that hands the connections over raises `handing_over`, then waits until no call is
@@ -128,7 +128,8 @@ static bool set_up(const elfhook_preload_configuration *configuration) {
       __atomic_compare_exchange_n(&setup_state, &state, SETTING_UP, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     int saved = errno;
     cnm_queue *ring = NULL;
-    bool fit = !tls_may_be_inside() && cnm_table_set_up(sizeof(client)) && (ring = elfhook_ring(configuration));
+    bool fit = !tls_may_be_inside() && cnm_table_set_up(sizeof(client)) && (ring = elfhook_ring(configuration)) &&
+               elfhook_tls_triggers_set();
     if (fit) {
       cnm_set_traffic_callbacks(refuse, refuse, NULL);
       cnm_replay_fields_set_up();

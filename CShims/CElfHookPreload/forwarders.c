@@ -103,7 +103,11 @@ static void after_fork_in_child(void) {
   elfhook_clients_after_fork_in_child();
 }
 
+/* The TLS names are no exports: their `next` is what the triggers' slots held (tls_triggers.c). */
+static bool is_tls(elfhook_export which) { return which >= ELFHOOK_SSL_DO_HANDSHAKE && which < ELFHOOK_HOOKED_EXPORTS; }
+
 void *elfhook_next_slow(elfhook_export which) {
+  if (is_tls(which)) return NULL;
   void *next = dlsym(RTLD_NEXT, elfhook_forwarders[which].name);
   if (!next) dlerror(); /* read, so the host's next dlerror() does not see it */
   __atomic_store_n(&elfhook_forwarders[which].next, next, __ATOMIC_RELEASE);

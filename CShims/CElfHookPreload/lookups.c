@@ -67,6 +67,8 @@ void elfhook_lookups_handoff(cnm_handoff *handoff) {
   handoff->ring_path = ring.path;
 }
 
+bool elfhook_ring_failed(void) { return __atomic_load_n(&ring.state, __ATOMIC_ACQUIRE) == FAILED; }
+
 void elfhook_lookups_handed_over(void) { __atomic_store_n(&ring.state, HANDED_OVER, __ATOMIC_RELEASE); }
 
 void elfhook_lookups_after_fork_in_child(void) {

@@ -65,8 +65,9 @@ static void find_monitor_code(uintptr_t inside) { dl_iterate_phdr(note_code_of, 
 
 bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
                           size_t count) {
-  /* The `elfhook run` this process was started by has ended: there is nowhere to record to. */
-  if (elfhook_run_is_over(configuration)) return false;
+  /* The `elfhook run` this process was started by has ended, or the ring could not be created
+   * (said then): there is nowhere to record to. */
+  if (elfhook_run_is_over(configuration) || elfhook_ring_failed()) return false;
   bool speak = configuration->log != ELFHOOK_LOG_OFF;
   /* RTLD_LAZY, as a library loaded at start is: binding all of the monitor's and libstdc++'s PLT
    * slots now would cost ~1,300 more symbol lookups through every image of the host (2.7 M

@@ -32,12 +32,15 @@ extension InjectionTests {
     records.compactMap { record in if case .dns(let dns) = record { dns } else { nil } }
   }
 
-  @Test("libElfHookPreload.so needs libc alone and exports nine calls; the monitor beside it needs no libstdc++ nor libgcc_s")
+  @Test("libElfHookPreload.so needs libc alone and exports libc's calls it forwards; the monitor beside it needs no libstdc++ nor libgcc_s")
   func preloadLibraryIsPlainC() throws {
     let (_, library) = try Self.products()
     let dynamic = try ProgramRun.run(["readelf", "-d", library])
     let needed = String(decoding: dynamic.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains("(NEEDED)") }
-    #expect(needed.count == 1 && needed.first?.contains("[libc.so.6]") == true, "\(needed)")
+    // ld-linux: the engine (the TLS triggers) reads the dynamic linker's list of images; it is
+    // in every dynamically linked process anyway.
+    #expect(needed.count == 2 && needed.contains { $0.contains("[libc.so.6]") }, "\(needed)")
+    #expect(needed.contains { $0.contains("[ld-linux") }, "\(needed)")
     let symbols = try ProgramRun.run(["nm", "-D", "--defined-only", library])
     let exported = String(decoding: symbols.stdout, as: UTF8.self).split(separator: "\n")
       .compactMap { line -> String? in
@@ -46,7 +49,9 @@ extension InjectionTests {
       }
     #expect(
       exported.sorted() == [
-        "accept", "accept4", "chroot", "connect", "getaddrinfo", "seteuid", "setresuid", "setreuid", "setuid",
+        "accept", "accept4", "chroot", "close", "close_range", "closefrom", "connect", "dup2", "dup3", "getaddrinfo",
+        "getsockopt", "read", "readv", "recv", "recvfrom", "recvmsg", "send", "sendfile", "sendfile64", "sendmsg",
+        "sendto", "seteuid", "setresuid", "setreuid", "setuid", "write", "writev",
       ])
     let monitor = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent("libElfHookMonitor.so")
     let monitorDynamic = try ProgramRun.run(["readelf", "-d", monitor.path])
@@ -57,7 +62,7 @@ extension InjectionTests {
     #expect(!monitorNeeds.contains { $0.contains("libgcc_s") }, "its unwinder is inside: \(monitorNeeds)")
   }
 
-  @Test("a lookup is recorded without loading the monitor; the first connect loads it, named after the lookup")
+  @Test("a lookup is recorded without loading the monitor; the connection, named after it, keeps its name when the monitor takes it over")
   func lookupsBeforeTheMonitor() throws {
     let server = try LoopbackServer()
     let scratch = try TemporaryDirectory("injection")
@@ -77,7 +82,9 @@ extension InjectionTests {
       """
     let (run, rings) = try Self.injectedPython(program, in: scratch)
     #expect(run.status == 0, "\(run.stderr)")
-    #expect(String(decoding: run.stdout, as: UTF8.self) == "after lookup: False\nafter connect: True\n")
+    // The connect is tracked by the library (light clients); the request's `Connection: close` is
+    // no simple exchange, so its send loads the monitor, which takes the connection over.
+    #expect(String(decoding: run.stdout, as: UTF8.self) == "after lookup: False\nafter connect: False\n")
     #expect(run.stderr.isEmpty, "\(run.stderr)")
     try #require(rings.count == 1, "one ring: the library's, handed to the monitor")
     let records = rings[0].records
@@ -91,7 +98,7 @@ extension InjectionTests {
     #expect(Self.httpRecords(records, port: server.port).map(\.target) == ["/bytes/7"])
   }
 
-  @Test("a connect to a unix socket does not load the monitor; the first internet connect does")
+  @Test("a connect to a unix socket is not tracked; an internet one is, and the monitor takes it over")
   func unixSocketsDoNotLoadTheMonitor() throws {
     let server = try LoopbackServer()
     let scratch = try TemporaryDirectory("injection")
@@ -116,7 +123,7 @@ extension InjectionTests {
       """
     let (run, rings) = try Self.injectedPython(program, in: scratch)
     #expect(run.status == 0, "\(run.stderr)")
-    #expect(String(decoding: run.stdout, as: UTF8.self) == "unix: b'ping' False\nafter connect: True\n")
+    #expect(String(decoding: run.stdout, as: UTF8.self) == "unix: b'ping' False\nafter connect: False\n")
     try #require(rings.count == 1)
     #expect(Self.httpRecords(rings[0].records, port: server.port).map(\.target) == ["/bytes/3"])
   }

@@ -81,7 +81,7 @@ void elfhook_say_unmonitored(const char *format, ...) __attribute__((format(prin
 /* One line on stderr, "elfhook: MESSAGE". */
 void elfhook_say(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- the exported calls (forwarders.c, io_forwarders.c, tls_forwarders.c) ---------------------- */
+/* ---- the exported calls (forwarders.c, io_forwarders.c) and the TLS triggers (tls_triggers.c) --- */
 
 /* One exported function: its own address, the definition it forwards to (the next in the lookup
  * order: libc's, or the TLS library's), and the monitor's hook for the name once the monitor runs. */
@@ -101,7 +101,8 @@ typedef enum {
   ELFHOOK_READ, ELFHOOK_READV, ELFHOOK_RECV, ELFHOOK_RECVFROM, ELFHOOK_RECVMSG, ELFHOOK_WRITE, ELFHOOK_WRITEV,
   ELFHOOK_SEND, ELFHOOK_SENDTO, ELFHOOK_SENDMSG, ELFHOOK_SENDFILE, ELFHOOK_SENDFILE64, ELFHOOK_CLOSE,
   ELFHOOK_GETSOCKOPT, ELFHOOK_DUP2, ELFHOOK_DUP3, ELFHOOK_CLOSE_RANGE, ELFHOOK_CLOSEFROM,
-  /* the TLS libraries' calls the monitor hooks (tls_forwarders.c) */
+  /* the TLS libraries' calls the monitor hooks: not exported, triggers in their callers' slots
+   * while connections are tracked here (tls_triggers.c) */
   ELFHOOK_SSL_DO_HANDSHAKE, ELFHOOK_SSL_CONNECT, ELFHOOK_SSL_ACCEPT, ELFHOOK_SSL_READ, ELFHOOK_SSL_READ_EX,
   ELFHOOK_SSL_WRITE, ELFHOOK_SSL_WRITE_EX, ELFHOOK_GNUTLS_HANDSHAKE, ELFHOOK_GNUTLS_RECORD_SEND,
   ELFHOOK_GNUTLS_RECORD_SEND2, ELFHOOK_GNUTLS_RECORD_RECV, ELFHOOK_GNUTLS_RECORD_RECV_SEQ,
@@ -190,6 +191,8 @@ void elfhook_record_lookup(const elfhook_preload_configuration *configuration, c
                            uint64_t duration_ns);
 /* The process's ring, created on first use; NULL when it cannot be (said once). */
 cnm_queue *elfhook_ring(const elfhook_preload_configuration *configuration);
+/* Whether the ring could not be created (and that was said): the monitor would fail the same way. */
+bool elfhook_ring_failed(void);
 /* Fills `handoff`'s ring (or NULL: nothing made one) and its name resolutions. */
 void elfhook_lookups_handoff(cnm_handoff *handoff);
 /* The monitor took the ring: from now on it is the monitor's. */
@@ -219,6 +222,9 @@ void elfhook_client_asked_error(int fd, int error);
  * False when the monitor must close it (it has an exchange under way): the caller then calls the
  * monitor's hook. */
 bool elfhook_client_closing(int fd);
+/* Puts a trigger for every TLS name into the slots of the images that call it (the ones loaded
+ * now): false when the engine fails. */
+bool elfhook_tls_triggers_set(void);
 /* Whether any connection is tracked here: a TLS library's call then loads the monitor first. */
 bool elfhook_clients_live(void);
 /* Before the monitor starts: waits for the calls under way here, stops every connection's replay,

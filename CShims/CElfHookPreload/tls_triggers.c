@@ -1,0 +1,80 @@
+/* The TLS libraries' calls while connections are tracked here (elfhook_preload.h): OpenSSL's
+ * handshake, read and write, GnuTLS's, NSS's handshake and NSPR's I/O. A TLS session over a
+ * connection the injected library tracks itself (clients.c) must be seen from its first call: its
+ * handshake's time, version and ALPN, and its plaintext. So when clients.c sets up, the images that
+ * call these functions get a trigger in their GOT slots for them (the engine, CElfHook, images
+ * loaded now only; a TLS library loaded later is seen from its bytes, on the monitor's load). While
+ * any connection is tracked here, a trigger loads the monitor, which takes the connections over,
+ * and goes through the monitor's hook; otherwise it calls the function its slot held.
+ *
+ * Not exported under the names themselves, as libc's are: a TLS library is often loaded into a
+ * local scope (python's _ssl module, dlopen RTLD_LOCAL) where an export would be bound ahead of it
+ * and could not find it again. */
+#include "elfhook_preload.h"
+
+#include "elfhook.h"
+
+#include <errno.h>
+
+/* The function a call of `which` goes to: the monitor's hook when it must see it; else the one the
+ * slot held (the engine's `replaced`, elfhook_forwarders[which].next). */
+static void *through(elfhook_export which, const void *caller) {
+  if (elfhook_clients_live()) return elfhook_route(which, caller);
+  return __atomic_load_n(&elfhook_forwarders[which].next, __ATOMIC_ACQUIRE);
+}
+
+#define TLS_TRIGGER(result, name, index, failure, parameters, arguments)              \
+  result elfhook_forward_##name parameters {                                          \
+    result(*function) parameters = through(index, __builtin_return_address(0));       \
+    if (!function) {                                                                  \
+      errno = ENOSYS;                                                                 \
+      return failure;                                                                 \
+    }                                                                                 \
+    return function arguments;                                                        \
+  }
+
+/* OpenSSL: -1 (0 for the _ex calls) is a failure its callers check. */
+TLS_TRIGGER(int, SSL_do_handshake, ELFHOOK_SSL_DO_HANDSHAKE, -1, (void *ssl), (ssl))
+TLS_TRIGGER(int, SSL_connect, ELFHOOK_SSL_CONNECT, -1, (void *ssl), (ssl))
+TLS_TRIGGER(int, SSL_accept, ELFHOOK_SSL_ACCEPT, -1, (void *ssl), (ssl))
+TLS_TRIGGER(int, SSL_read, ELFHOOK_SSL_READ, -1, (void *ssl, void *buffer, int count), (ssl, buffer, count))
+TLS_TRIGGER(int, SSL_read_ex, ELFHOOK_SSL_READ_EX, 0, (void *ssl, void *buffer, size_t count, size_t *read),
+            (ssl, buffer, count, read))
+TLS_TRIGGER(int, SSL_write, ELFHOOK_SSL_WRITE, -1, (void *ssl, const void *buffer, int count), (ssl, buffer, count))
+TLS_TRIGGER(int, SSL_write_ex, ELFHOOK_SSL_WRITE_EX, 0,
+            (void *ssl, const void *buffer, size_t count, size_t *written), (ssl, buffer, count, written))
+/* GnuTLS: GNUTLS_E_INTERNAL_ERROR (-59). */
+TLS_TRIGGER(int, gnutls_handshake, ELFHOOK_GNUTLS_HANDSHAKE, -59, (void *session), (session))
+TLS_TRIGGER(ssize_t, gnutls_record_send, ELFHOOK_GNUTLS_RECORD_SEND, -59, (void *session, const void *data, size_t size),
+            (session, data, size))
+TLS_TRIGGER(ssize_t, gnutls_record_send2, ELFHOOK_GNUTLS_RECORD_SEND2, -59,
+            (void *session, const void *data, size_t size, size_t pad, unsigned flags),
+            (session, data, size, pad, flags))
+TLS_TRIGGER(ssize_t, gnutls_record_recv, ELFHOOK_GNUTLS_RECORD_RECV, -59, (void *session, void *data, size_t size),
+            (session, data, size))
+TLS_TRIGGER(ssize_t, gnutls_record_recv_seq, ELFHOOK_GNUTLS_RECORD_RECV_SEQ, -59,
+            (void *session, void *data, size_t size, unsigned char *sequence), (session, data, size, sequence))
+/* NSS and NSPR: SECFailure and -1. */
+TLS_TRIGGER(int, SSL_ForceHandshake, ELFHOOK_SSL_FORCE_HANDSHAKE, -1, (void *fd), (fd))
+TLS_TRIGGER(int, SSL_ForceHandshakeWithTimeout, ELFHOOK_SSL_FORCE_HANDSHAKE_WITH_TIMEOUT, -1,
+            (void *fd, uint32_t timeout), (fd, timeout))
+TLS_TRIGGER(int32_t, PR_Read, ELFHOOK_PR_READ, -1, (void *fd, void *buffer, int32_t amount), (fd, buffer, amount))
+TLS_TRIGGER(int32_t, PR_Write, ELFHOOK_PR_WRITE, -1, (void *fd, const void *buffer, int32_t amount),
+            (fd, buffer, amount))
+TLS_TRIGGER(int32_t, PR_Recv, ELFHOOK_PR_RECV, -1,
+            (void *fd, void *buffer, int32_t amount, int32_t flags, uint32_t timeout),
+            (fd, buffer, amount, flags, timeout))
+TLS_TRIGGER(int32_t, PR_Send, ELFHOOK_PR_SEND, -1,
+            (void *fd, const void *buffer, int32_t amount, int32_t flags, uint32_t timeout),
+            (fd, buffer, amount, flags, timeout))
+
+bool elfhook_tls_triggers_set(void) {
+  struct rebinding triggers[ELFHOOK_HOOKED_EXPORTS - ELFHOOK_SSL_DO_HANDSHAKE];
+  size_t count = 0;
+  for (elfhook_export which = ELFHOOK_SSL_DO_HANDSHAKE; which < ELFHOOK_HOOKED_EXPORTS; which++) {
+    triggers[count++] = (struct rebinding){elfhook_forwarders[which].name, elfhook_forwarders[which].self,
+                                           &elfhook_forwarders[which].next};
+  }
+  elfhook_options options = {.flags = ELFHOOK_CURRENT_IMAGES_ONLY};
+  return elfhook_rebind(triggers, count, &options, NULL) == ELFHOOK_OK;
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import NetMonitor
+
+/// Light clients (CShims/CElfHookPreload/clients.c): a plaintext HTTP/1.x client's connections and
+/// simple exchanges are recorded by the injected library itself, and the monitor, loaded only when
+/// a call needs it, takes the connections over where they are. Each program here runs twice under
+/// `elfhook run`, with light clients and without (`ELFHOOK_LIGHT_CLIENTS=0`: the monitor loaded at
+/// the first connect): the records must be the same, field for field, but for the times.
+@Suite("Light clients", .serialized)
+struct LightClientTests {
+  /// What differs from run to run: times (compared by whether there is one) and the pid.
+  private static let volatile: Set<String> = [
+    "pid", "start_unix_ns", "duration_ms", "ttfb_ms", "connect_ms", "dns_ms", "tls_ms",
+  ]
+
+  /// The records of `command` under `elfhook run`, light clients on or off, each a JSON object
+  /// with its volatile fields reduced, in the order written; and whether the monitor was loaded
+  /// (`ELFHOOK_LOG=info` has it say where it records).
+  private static func records(of command: [String], light: Bool, in scratch: TemporaryDirectory) throws
+    -> (records: [NSDictionary], monitorLoaded: Bool, status: Int32)
+  {
+    let (elfhook, _) = try InjectionTests.products()
+    let output = scratch.file("records-\(light).jsonl")
+    let run = try ProgramRun.run(
+      ["/usr/bin/env", "ELFHOOK_LIGHT_CLIENTS=\(light ? 1 : 0)", "ELFHOOK_LOG=info", elfhook, "run", "--output",
+       output.path, "--"] + command)
+    let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+    let records = try lines.map { line in
+      let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+      // A time is compared by whether there is one.
+      return NSDictionary(dictionary: object.reduce(into: [String: Any]()) { kept, field in
+        kept[field.key] = volatile.contains(field.key) ? (field.value is NSNull ? "none" : "some") : field.value
+      })
+    }
+    let loaded = run.stderr.contains("elfhook: recording")
+    return (records, loaded, run.status)
+  }
+
+  /// Runs `command` both ways and expects the same records; returns them, and whether the light
+  /// run loaded the monitor.
+  @discardableResult
+  private static func expectSameRecords(_ command: [String], in scratch: TemporaryDirectory) throws
+    -> (records: [NSDictionary], monitorLoaded: Bool)
+  {
+    let light = try records(of: command, light: true, in: scratch)
+    let monitor = try records(of: command, light: false, in: scratch)
+    #expect(light.status == 0 && monitor.status == 0)
+    #expect(monitor.monitorLoaded, "without light clients, the first connect loads the monitor")
+    #expect(light.records.count == monitor.records.count, "\(light.records) against \(monitor.records)")
+    for (mine, theirs) in zip(light.records, monitor.records) {
+      #expect(mine == theirs, "light: \(mine)\nmonitor: \(theirs)")
+    }
+    return (light.records, light.monitorLoaded)
+  }
+
+  private static func kinds(_ records: [NSDictionary]) -> [String] {
+    records.map { ($0["kind"] as? String) ?? "?" }
+  }
+
+  @Test("curl: connections and simple exchanges recorded without the monitor, as the monitor records them")
+  func curlWithoutTheMonitor() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let url = "http://127.0.0.1:\(server.port)"
+    // Three exchanges on one connection (curl reuses it), a 404, and a second connection by name.
+    let (records, loaded) = try Self.expectSameRecords(
+      ["curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+       url + "/bytes/100", url + "/bytes/70000?page=2", url + "/status/404",
+       "http://localhost:\(server.port)/bytes/5"], in: scratch)
+    #expect(!loaded, "simple exchanges never load the monitor")
+    #expect(Self.kinds(records).filter { $0 == "http" }.count == 4)
+    // curl closes its connections at its exit, in its own order.
+    let connections = records.filter { $0["kind"] as? String == "connection" }
+      .map { (host: $0["host"] as? String ?? "", exchanges: $0["http_exchanges"] as? Int ?? 0) }
+      .sorted { $0.host < $1.host }
+    #expect(connections.map(\.host) == ["127.0.0.1", "localhost"] && connections.map(\.exchanges) == [3, 1])
+  }
+
+  @Test("python: the monitor takes a connection over mid-exchange (chunked, a body, close-delimited)")
+  func takenOverMidExchange() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let program = """
+      import http.client
+      c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      for method, path, body in [("GET", "/bytes/10", None), ("GET", "/chunked/3000", None),
+                                 ("POST", "/echo", b"x" * 500), ("GET", "/bytes/20", None),
+                                 ("GET", "/close/300", None)]:
+          c.request(method, path, body=body)
+          c.getresponse().read()
+      c.close()
+      """
+    let (records, loaded) = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    #expect(loaded, "a chunked response needs the monitor")
+    #expect(records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200, 200, 200, 200, 200])
+    let connection = try #require(records.last { $0["kind"] as? String == "connection" })
+    #expect(connection["http_exchanges"] as? Int == 5)
+  }
+
+  @Test("curl: HTTPS after HTTP in one process; the TLS library's first call loads the monitor before its handshake")
+  func tlsAfterPlaintext() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let plain = try LoopbackServer()
+    let secure = try LoopbackServer(tls: tls)
+    let (records, loaded) = try Self.expectSameRecords(
+      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-o", "/dev/null",
+       "http://127.0.0.1:\(plain.port)/bytes/10", "https://localhost:\(secure.port)/bytes/10"], in: scratch)
+    #expect(loaded)
+    let secured = try #require(
+      records.first { $0["kind"] as? String == "connection" && $0["peer_port"] as? Int == Int(secure.port) })
+    #expect(secured["tls_version"] as? String != nil && secured["bytes_sent"] as? Int ?? 0 > 0)
+  }
+}
