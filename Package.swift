@@ -100,7 +100,9 @@ let package = Package(
       dependencies: ["CNetMonitor", "CElfHook"],
       path: "CShims/CElfHookPreload",
       exclude: ["exports.map"],
-      cSettings: [.define("_GNU_SOURCE")],
+      // Without frame pointers (SwiftPM compiles C with them): every process's read, write and
+      // close pass the forwarders (io_forwarders.c), whose common path is then a test and a jump.
+      cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-fomit-frame-pointer"])],
       linkerSettings: [
         // Plain C: without Swift's start-up object (which would need the Swift runtime), libc only.
         .unsafeFlags([

@@ -19,6 +19,18 @@
 /* The host's call site: a call from the monitor's own hook is never handed to the monitor again. */
 #define CALLER __builtin_return_address(0)
 
+/* libc's function, called: every way out of a forwarder is a tail call, so the common one (a
+ * descriptor not tracked here, libc's function known) needs no stack frame. A name's first call
+ * looks libc's function up, out of line (`first_NAME`). */
+#define FIRST_CALL(result, function, which, parameters, arguments) \
+  __attribute__((noinline, cold)) static result first_##function parameters { return NEXT(which, function) arguments; }
+#define CALL_NEXT(function, which, arguments)                                                                \
+  do {                                                                                                       \
+    __typeof(function) *next = (__typeof(function) *)__atomic_load_n(&elfhook_forwarders[which].next, __ATOMIC_ACQUIRE); \
+    if (__builtin_expect(next == NULL, 0)) return first_##function arguments;                                \
+    return next arguments;                                                                                   \
+  } while (0)
+
 /* ---- receiving ---------------------------------------------------------------------------------- */
 
 __attribute__((noinline)) static ssize_t client_read(int fd, void *buffer, size_t count, const void *caller) {
@@ -26,9 +38,10 @@ __attribute__((noinline)) static ssize_t client_read(int fd, void *buffer, size_
   elfhook_client_moved(fd, true, buffer, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, read, ELFHOOK_READ, (int fd, void *buffer, size_t count), (fd, buffer, count))
 ssize_t elfhook_forward_read(int fd, void *buffer, size_t count) {
   if (elfhook_client_tracked(fd)) return client_read(fd, buffer, count, CALLER);
-  return NEXT(ELFHOOK_READ, read)(fd, buffer, count);
+  CALL_NEXT(read, ELFHOOK_READ, (fd, buffer, count));
 }
 
 __attribute__((noinline)) static ssize_t client_readv(int fd, const struct iovec *vector, int count, const void *caller) {
@@ -36,9 +49,10 @@ __attribute__((noinline)) static ssize_t client_readv(int fd, const struct iovec
   elfhook_client_moved(fd, true, NULL, vector, count, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, readv, ELFHOOK_READV, (int fd, const struct iovec *vector, int count), (fd, vector, count))
 ssize_t elfhook_forward_readv(int fd, const struct iovec *vector, int count) {
   if (elfhook_client_tracked(fd)) return client_readv(fd, vector, count, CALLER);
-  return NEXT(ELFHOOK_READV, readv)(fd, vector, count);
+  CALL_NEXT(readv, ELFHOOK_READV, (fd, vector, count));
 }
 
 /* MSG_PEEK leaves the bytes in the socket: they are counted when they are read for real. */
@@ -47,9 +61,10 @@ __attribute__((noinline)) static ssize_t client_recv(int fd, void *buffer, size_
   if (!(flags & MSG_PEEK)) elfhook_client_moved(fd, true, buffer, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, recv, ELFHOOK_RECV, (int fd, void *buffer, size_t count, int flags), (fd, buffer, count, flags))
 ssize_t elfhook_forward_recv(int fd, void *buffer, size_t count, int flags) {
   if (elfhook_client_tracked(fd)) return client_recv(fd, buffer, count, flags, CALLER);
-  return NEXT(ELFHOOK_RECV, recv)(fd, buffer, count, flags);
+  CALL_NEXT(recv, ELFHOOK_RECV, (fd, buffer, count, flags));
 }
 
 __attribute__((noinline)) static ssize_t client_recvfrom(int fd, void *buffer, size_t count, int flags,
@@ -58,10 +73,11 @@ __attribute__((noinline)) static ssize_t client_recvfrom(int fd, void *buffer, s
   if (!(flags & MSG_PEEK)) elfhook_client_moved(fd, true, buffer, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, recvfrom, ELFHOOK_RECVFROM, (int fd, void *buffer, size_t count, int flags, __SOCKADDR_ARG address, socklen_t *length), (fd, buffer, count, flags, address, length))
 ssize_t elfhook_forward_recvfrom(int fd, void *buffer, size_t count, int flags, __SOCKADDR_ARG address,
                                  socklen_t *length) {
   if (elfhook_client_tracked(fd)) return client_recvfrom(fd, buffer, count, flags, address, length, CALLER);
-  return NEXT(ELFHOOK_RECVFROM, recvfrom)(fd, buffer, count, flags, address, length);
+  CALL_NEXT(recvfrom, ELFHOOK_RECVFROM, (fd, buffer, count, flags, address, length));
 }
 
 __attribute__((noinline)) static ssize_t client_recvmsg(int fd, struct msghdr *message, int flags, const void *caller) {
@@ -70,9 +86,10 @@ __attribute__((noinline)) static ssize_t client_recvmsg(int fd, struct msghdr *m
     elfhook_client_moved(fd, true, NULL, message->msg_iov, (int)message->msg_iovlen, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, recvmsg, ELFHOOK_RECVMSG, (int fd, struct msghdr *message, int flags), (fd, message, flags))
 ssize_t elfhook_forward_recvmsg(int fd, struct msghdr *message, int flags) {
   if (elfhook_client_tracked(fd)) return client_recvmsg(fd, message, flags, CALLER);
-  return NEXT(ELFHOOK_RECVMSG, recvmsg)(fd, message, flags);
+  CALL_NEXT(recvmsg, ELFHOOK_RECVMSG, (fd, message, flags));
 }
 
 /* ---- sending ------------------------------------------------------------------------------------ */
@@ -82,9 +99,10 @@ __attribute__((noinline)) static ssize_t client_write(int fd, const void *buffer
   elfhook_client_moved(fd, false, buffer, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, write, ELFHOOK_WRITE, (int fd, const void *buffer, size_t count), (fd, buffer, count))
 ssize_t elfhook_forward_write(int fd, const void *buffer, size_t count) {
   if (elfhook_client_tracked(fd)) return client_write(fd, buffer, count, CALLER);
-  return NEXT(ELFHOOK_WRITE, write)(fd, buffer, count);
+  CALL_NEXT(write, ELFHOOK_WRITE, (fd, buffer, count));
 }
 
 __attribute__((noinline)) static ssize_t client_writev(int fd, const struct iovec *vector, int count, const void *caller) {
@@ -92,9 +110,10 @@ __attribute__((noinline)) static ssize_t client_writev(int fd, const struct iove
   elfhook_client_moved(fd, false, NULL, vector, count, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, writev, ELFHOOK_WRITEV, (int fd, const struct iovec *vector, int count), (fd, vector, count))
 ssize_t elfhook_forward_writev(int fd, const struct iovec *vector, int count) {
   if (elfhook_client_tracked(fd)) return client_writev(fd, vector, count, CALLER);
-  return NEXT(ELFHOOK_WRITEV, writev)(fd, vector, count);
+  CALL_NEXT(writev, ELFHOOK_WRITEV, (fd, vector, count));
 }
 
 __attribute__((noinline)) static ssize_t client_send(int fd, const void *buffer, size_t count, int flags, const void *caller) {
@@ -102,9 +121,10 @@ __attribute__((noinline)) static ssize_t client_send(int fd, const void *buffer,
   elfhook_client_moved(fd, false, buffer, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, send, ELFHOOK_SEND, (int fd, const void *buffer, size_t count, int flags), (fd, buffer, count, flags))
 ssize_t elfhook_forward_send(int fd, const void *buffer, size_t count, int flags) {
   if (elfhook_client_tracked(fd)) return client_send(fd, buffer, count, flags, CALLER);
-  return NEXT(ELFHOOK_SEND, send)(fd, buffer, count, flags);
+  CALL_NEXT(send, ELFHOOK_SEND, (fd, buffer, count, flags));
 }
 
 __attribute__((noinline)) static ssize_t client_sendto(int fd, const void *buffer, size_t count, int flags,
@@ -113,10 +133,11 @@ __attribute__((noinline)) static ssize_t client_sendto(int fd, const void *buffe
   elfhook_client_moved(fd, false, buffer, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, sendto, ELFHOOK_SENDTO, (int fd, const void *buffer, size_t count, int flags, __CONST_SOCKADDR_ARG address, socklen_t length), (fd, buffer, count, flags, address, length))
 ssize_t elfhook_forward_sendto(int fd, const void *buffer, size_t count, int flags, __CONST_SOCKADDR_ARG address,
                                socklen_t length) {
   if (elfhook_client_tracked(fd)) return client_sendto(fd, buffer, count, flags, address, length, CALLER);
-  return NEXT(ELFHOOK_SENDTO, sendto)(fd, buffer, count, flags, address, length);
+  CALL_NEXT(sendto, ELFHOOK_SENDTO, (fd, buffer, count, flags, address, length));
 }
 
 __attribute__((noinline)) static ssize_t client_sendmsg(int fd, const struct msghdr *message, int flags, const void *caller) {
@@ -124,9 +145,10 @@ __attribute__((noinline)) static ssize_t client_sendmsg(int fd, const struct msg
   if (message) elfhook_client_moved(fd, false, NULL, message->msg_iov, (int)message->msg_iovlen, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, sendmsg, ELFHOOK_SENDMSG, (int fd, const struct msghdr *message, int flags), (fd, message, flags))
 ssize_t elfhook_forward_sendmsg(int fd, const struct msghdr *message, int flags) {
   if (elfhook_client_tracked(fd)) return client_sendmsg(fd, message, flags, CALLER);
-  return NEXT(ELFHOOK_SENDMSG, sendmsg)(fd, message, flags);
+  CALL_NEXT(sendmsg, ELFHOOK_SENDMSG, (fd, message, flags));
 }
 
 /* The bytes come from a file: counted, their content not seen (the replay counts a body so). */
@@ -135,9 +157,10 @@ __attribute__((noinline)) static ssize_t client_sendfile(int out_fd, int in_fd, 
   elfhook_client_moved(out_fd, false, NULL, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, sendfile, ELFHOOK_SENDFILE, (int out_fd, int in_fd, off_t *offset, size_t count), (out_fd, in_fd, offset, count))
 ssize_t elfhook_forward_sendfile(int out_fd, int in_fd, off_t *offset, size_t count) {
   if (elfhook_client_tracked(out_fd)) return client_sendfile(out_fd, in_fd, offset, count, CALLER);
-  return NEXT(ELFHOOK_SENDFILE, sendfile)(out_fd, in_fd, offset, count);
+  CALL_NEXT(sendfile, ELFHOOK_SENDFILE, (out_fd, in_fd, offset, count));
 }
 
 __attribute__((noinline)) static ssize_t client_sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count, const void *caller) {
@@ -145,9 +168,10 @@ __attribute__((noinline)) static ssize_t client_sendfile64(int out_fd, int in_fd
   elfhook_client_moved(out_fd, false, NULL, NULL, 0, result, caller);
   return result;
 }
+FIRST_CALL(ssize_t, sendfile64, ELFHOOK_SENDFILE64, (int out_fd, int in_fd, off64_t *offset, size_t count), (out_fd, in_fd, offset, count))
 ssize_t elfhook_forward_sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count) {
   if (elfhook_client_tracked(out_fd)) return client_sendfile64(out_fd, in_fd, offset, count, CALLER);
-  return NEXT(ELFHOOK_SENDFILE64, sendfile64)(out_fd, in_fd, offset, count);
+  CALL_NEXT(sendfile64, ELFHOOK_SENDFILE64, (out_fd, in_fd, offset, count));
 }
 
 /* ---- a non-blocking connect's end --------------------------------------------------------------- */
@@ -164,11 +188,15 @@ int elfhook_forward_getsockopt(int fd, int level, int option, void *value, sockl
  * A connection tracked here is recorded first; one with an exchange under way is closed by the
  * monitor's hook, which finishes that exchange as it finishes its own. */
 
-int elfhook_forward_close(int fd) {
-  __typeof(close) *through = NEXT(ELFHOOK_CLOSE, close);
-  if (elfhook_client_tracked(fd) && !elfhook_client_closing(fd))
-    through = (__typeof(close) *)elfhook_route(ELFHOOK_CLOSE, CALLER);
+__attribute__((noinline)) static int client_close(int fd, const void *caller) {
+  __typeof(close) *through =
+      elfhook_client_closing(fd) ? NEXT(ELFHOOK_CLOSE, close) : (__typeof(close) *)elfhook_route(ELFHOOK_CLOSE, caller);
   return through(fd);
+}
+FIRST_CALL(int, close, ELFHOOK_CLOSE, (int fd), (fd))
+int elfhook_forward_close(int fd) {
+  if (elfhook_client_tracked(fd)) return client_close(fd, CALLER);
+  CALL_NEXT(close, ELFHOOK_CLOSE, (fd));
 }
 
 /* dup2 and dup3 close `replaced` when `source` is open and another descriptor. */
