@@ -37,6 +37,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct client {
@@ -120,6 +121,27 @@ static bool tls_may_be_inside(void) {
   return executable_has_symbol_table();
 }
 
+static bool close_tracked(int fd, bool is_open);
+
+/* A connection still tracked here at the process's exit is recorded then, as the monitor records
+ * its own (ConnectionsAtExit.swift); one with an exchange under way is the monitor's to finish, so
+ * the monitor is loaded for it, and records it at its own exit handler, which runs after this one. */
+static void record_at_exit(void) {
+  if (cnm_in_vfork_child()) return;
+  int saved = errno;
+  bool halfway = false;
+  enter();
+  if (!handed()) {
+    uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+    for (uint32_t fd = 0; fd < count; fd++) {
+      if (cnm_tracked[fd] && !close_tracked((int)fd, true)) halfway = true;
+    }
+  }
+  leave();
+  if (halfway) elfhook_monitor_takes(NULL);
+  errno = saved;
+}
+
 /* Sets this library's copy of the table, the replay and the record queue up, once; false when the
  * process is unfit (tls_may_be_inside) or something is missing (no ring: the monitor says why). */
 static bool set_up(const elfhook_preload_configuration *configuration) {
@@ -134,6 +156,8 @@ static bool set_up(const elfhook_preload_configuration *configuration) {
       cnm_set_traffic_callbacks(refuse, refuse, NULL);
       cnm_replay_fields_set_up();
       cnm_set_record_queue(ring);
+      static bool exit_handler; /* a fork child that sets up again has its parent's */
+      if (!exit_handler) exit_handler = atexit(record_at_exit) == 0;
     }
     errno = saved;
     state = fit ? READY : UNFIT;

@@ -102,6 +102,46 @@ struct LightClientTests {
     #expect(connection["http_exchanges"] as? Int == 5)
   }
 
+  @Test("a connection left open at exit: recorded then, between exchanges by the library, halfway by the monitor")
+  func openAtExit() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    // Two connections, never closed: one after a whole exchange, one with its request unanswered
+    // yet (`/hangup` holds it) when the program exits.
+    let source = """
+      #include <arpa/inet.h>
+      #include <stdio.h>
+      #include <stdlib.h>
+      #include <string.h>
+      #include <sys/socket.h>
+      #include <unistd.h>
+      static int open_connection(void) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) exit(3);
+        return fd;
+      }
+      int main(void) {
+        char request[200], response[4096];
+        int fd = open_connection();
+        snprintf(request, sizeof request, "GET /bytes/10 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n");
+        write(fd, request, strlen(request));
+        ssize_t got = 0, n;
+        while (got < 10 && (n = read(fd, response, sizeof response)) > 0) got += n > 10 ? 10 : n;
+        int pending = open_connection();
+        snprintf(request, sizeof request, "GET /bytes/20 HTTP/1.1\\r\\nHost: 127.0.0.1:\(server.port)\\r\\n\\r\\n");
+        write(pending, request, strlen(request));
+        exit(0);
+      }
+      """
+    let program = try InjectionTests.compile(source, named: "open_at_exit", in: scratch, flags: ["-s"])
+    let (records, _) = try Self.expectSameRecords([program.path], in: scratch)
+    #expect(records.filter { $0["kind"] as? String == "connection" }.count == 2)
+    #expect(records.filter { $0["kind"] as? String == "http" }.count >= 1)
+  }
+
   @Test("curl: HTTPS after HTTP in one process; the TLS library's first call loads the monitor before its handshake")
   func tlsAfterPlaintext() throws {
     let scratch = try TemporaryDirectory("light")
