@@ -2,8 +2,8 @@
  * handshake, read and write, GnuTLS's, NSS's handshake and NSPR's I/O. A TLS session over a
  * connection the injected library tracks itself (clients.c) must be seen from its first call: its
  * handshake's time, version and ALPN, and its plaintext. So when clients.c sets up, the images that
- * call these functions get a trigger in their GOT slots for them (the engine, CElfHook, images
- * loaded now only; a TLS library loaded later is seen from its bytes, on the monitor's load). While
+ * link a TLS library get a trigger in their GOT slots for these functions (the engine, CElfHook,
+ * images loaded now only; a TLS library loaded later is seen from its bytes, on the monitor's load). While
  * any connection is tracked here, a trigger loads the monitor, which takes the connections over,
  * and goes through the monitor's hook; otherwise it calls the function its slot held.
  *
@@ -15,6 +15,8 @@
 #include "elfhook.h"
 
 #include <errno.h>
+#include <link.h>
+#include <string.h>
 
 /* The function a call of `which` goes to: the monitor's hook when it must see it; else the one the
  * slot held (the engine's `replaced`, elfhook_forwarders[which].next). */
@@ -68,6 +70,35 @@ TLS_TRIGGER(int32_t, PR_Send, ELFHOOK_PR_SEND, -1,
             (void *fd, const void *buffer, int32_t amount, int32_t flags, uint32_t timeout),
             (fd, buffer, amount, flags, timeout))
 
+/* Whether `image` links a TLS library (a DT_NEEDED entry naming one): only such an image calls
+ * one through its GOT, so only its slots are read (the engine reads every other image's slots
+ * otherwise: ~0.45 M instructions in curl). The dynamic linker relocated the string table's address
+ * in place where it could (x86_64, aarch64); where it did not, the address is below the bias. */
+static int links_a_tls_library(const elfhook_image *image, void *context) {
+  (void)context;
+  static const char *const libraries[] = {"libssl.so", "libgnutls.so", "libnss3.so", "libssl3.so", "libnspr4.so"};
+  const ElfW(Ehdr) *header = image->header;
+  const ElfW(Phdr) *segments = (const ElfW(Phdr) *)((const char *)header + header->e_phoff);
+  const ElfW(Dyn) *dynamic = NULL;
+  for (ElfW(Half) i = 0; i < header->e_phnum && !dynamic; i++) {
+    if (segments[i].p_type == PT_DYNAMIC) dynamic = (const ElfW(Dyn) *)(image->load_bias + segments[i].p_vaddr);
+  }
+  uintptr_t strings = 0;
+  for (const ElfW(Dyn) *entry = dynamic; entry && entry->d_tag != DT_NULL && !strings; entry++) {
+    if (entry->d_tag == DT_STRTAB) strings = entry->d_un.d_ptr;
+  }
+  if (!strings) return 0;
+  if (strings < image->load_bias) strings += image->load_bias;
+  for (const ElfW(Dyn) *entry = dynamic; entry->d_tag != DT_NULL; entry++) {
+    if (entry->d_tag != DT_NEEDED) continue;
+    const char *needed = (const char *)strings + entry->d_un.d_val;
+    for (size_t i = 0; i < sizeof libraries / sizeof libraries[0]; i++) {
+      if (strncmp(needed, libraries[i], strlen(libraries[i])) == 0) return 1;
+    }
+  }
+  return 0;
+}
+
 bool elfhook_tls_triggers_set(void) {
   struct rebinding triggers[ELFHOOK_HOOKED_EXPORTS - ELFHOOK_SSL_DO_HANDSHAKE];
   size_t count = 0;
@@ -75,6 +106,6 @@ bool elfhook_tls_triggers_set(void) {
     triggers[count++] = (struct rebinding){elfhook_forwarders[which].name, elfhook_forwarders[which].self,
                                            &elfhook_forwarders[which].next};
   }
-  elfhook_options options = {.flags = ELFHOOK_CURRENT_IMAGES_ONLY};
+  elfhook_options options = {.filter = links_a_tls_library, .flags = ELFHOOK_CURRENT_IMAGES_ONLY};
   return elfhook_rebind(triggers, count, &options, NULL) == ELFHOOK_OK;
 }
