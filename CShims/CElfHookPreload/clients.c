@@ -23,7 +23,8 @@
  * the thread that hands the connections over raises `handing_over`, then waits until no call is
  * inside (sequentially consistent, both sides: one of them sees the other). A call that enters
  * after waits for the monitor to run and hands its bytes to it. No lock; the wait is never for a
- * call in the kernel. Nothing here allocates or touches errno. */
+ * call in the kernel. Nothing on a call's way allocates, locks or leaves errno changed; the first
+ * connect's set-up does allocate (the engine's rebinding of the TLS triggers). */
 #include "elfhook_preload.h"
 
 #include "cnetmonitor.h"
@@ -86,7 +87,8 @@ static int note_executable(struct dl_phdr_info *image, size_t size, void *data) 
 }
 
 /* Whether the executable has a symbol table of its own (it is not stripped), read from its
- * section headers: one open and two reads. */
+ * section headers: one open and two reads. Once (set_up), so its buffer is static: 16 KB would be
+ * much of a small thread's stack. */
 static bool executable_has_symbol_table(void) {
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return true;
@@ -94,7 +96,7 @@ static bool executable_has_symbol_table(void) {
   bool found = true;
   if (pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header && header.e_shentsize == sizeof(ElfW(Shdr)) &&
       header.e_shnum > 0 && header.e_shnum <= 256) {
-    ElfW(Shdr) sections[256];
+    static ElfW(Shdr) sections[256];
     size_t bytes = (size_t)header.e_shnum * sizeof(ElfW(Shdr));
     if (pread(fd, sections, bytes, (off_t)header.e_shoff) == (ssize_t)bytes) {
       found = false;
@@ -105,8 +107,8 @@ static bool executable_has_symbol_table(void) {
   return found;
 }
 
-/* Whether a process's TLS may be out of the exported calls' reach, so that only the monitor,
- * loaded before its first connection as without light clients, sees it from its start: an
+/* Whether a process's TLS may be out of the triggers' reach (tls_triggers.c), so that only the
+ * monitor, loaded at its first connection as without light clients, sees it from its start: an
  * OpenSSL or BoringSSL in the executable, exported (`SSL_read` in its .dynsym: Node.js) or in a
  * symbol table (an unstripped executable: the monitor's inline hooks find it there). */
 static bool tls_may_be_inside(void) {
@@ -176,7 +178,8 @@ static bool set_up(const elfhook_preload_configuration *configuration) {
  * connection's first exchange: an http record's first line, then the core from its setup on. */
 static void arm(client *connection) {
   cnm_replay_template *template = &connection->head.replay;
-  cnm_raw_record line;
+  _Static_assert(offsetof(cnm_raw_record, http_response_bytes) + 8 <= 64, "a record's first line is 64 bytes");
+  cnm_raw_record line; /* its first 64 bytes alone, made aligned, then copied */
   memset(&line, 0, 64);
   line.kind = CNM_RECORD_HTTP;
   line.pid = cnm_current_pid();
@@ -411,9 +414,11 @@ void elfhook_client_asked_error(int fd, int error) {
 bool elfhook_client_closing(int fd) {
   /* A vfork child closes its own copy: the parent's connection lives on (and shares this memory). */
   if (cnm_in_vfork_child()) return true;
+  int saved = errno; /* a connect never checked on is asked how it ended */
   enter();
   bool recorded = !handed() && (!cnm_tracked[fd] || close_tracked(fd, true));
   leave();
+  errno = saved;
   return recorded;
 }
 
