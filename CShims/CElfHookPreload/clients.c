@@ -108,7 +108,7 @@ static bool executable_has_symbol_table(void) {
 }
 
 /* Whether a process's TLS may be out of the triggers' reach (tls_triggers.c), so that only the
- * monitor, loaded at its first connection as without light clients, sees it from its start: an
+ * monitor, loaded at its first connection, sees it from its start: an
  * OpenSSL or BoringSSL in the executable, exported (`SSL_read` in its .dynsym: Node.js) or in a
  * symbol table (an unstripped executable: the monitor's inline hooks find it there). */
 static bool tls_may_be_inside(void) {

@@ -92,8 +92,8 @@ typedef struct elfhook_forwarder {
   void *hook;
 } elfhook_forwarder;
 
-/* Every exported name. The monitor hooks those before ELFHOOK_HOOKED_EXPORTS (it adopts them as
- * its originals' forwarders); the others only start it. */
+/* Every name this library forwards (all exported but the TLS ones). The monitor hooks those before
+ * ELFHOOK_HOOKED_EXPORTS (it adopts them as its originals' forwarders); the others only start it. */
 typedef enum {
   /* where connections begin (forwarders.c) */
   ELFHOOK_CONNECT, ELFHOOK_ACCEPT, ELFHOOK_ACCEPT4, ELFHOOK_GETADDRINFO,
@@ -184,8 +184,8 @@ bool elfhook_monitor_takes(const void *caller);
 
 /* ---- name lookups before the monitor is loaded (lookups.c) ---------------------------------------- */
 
-/* Records a getaddrinfo call into the process's ring (created at the first one), and keeps it for
- * the monitor. */
+/* Records a getaddrinfo call into the process's ring (created at the first one), and remembers
+ * its answers (cnm_resolutions) for the connections that follow. */
 void elfhook_record_lookup(const elfhook_preload_configuration *configuration, const char *host, int status,
                            int system_errno, const struct addrinfo *answers, uint64_t start_unix_ns,
                            uint64_t duration_ns);
@@ -206,9 +206,9 @@ void elfhook_lookups_after_fork_in_child(void);
 static inline bool elfhook_client_tracked(int fd) {
   return __builtin_expect((unsigned)fd < __atomic_load_n(&cnm_capacity, __ATOMIC_RELAXED), 0) && cnm_tracked[fd];
 }
-/* connect, while the monitor is armed: records the connection here and returns connect's result
- * (errno connect's), or returns false without calling it when this library cannot track it (the
- * caller then loads the monitor, as without light clients). */
+/* connect, while the monitor is armed: calls it, tracks the connection here and returns true with
+ * connect's result in `result` (errno connect's); or returns false without calling it when this
+ * library cannot track it (the caller then loads the monitor). */
 bool elfhook_client_connect(const elfhook_preload_configuration *configuration, int fd,
                             const struct sockaddr *address, socklen_t length, int *result);
 /* After a data-path call on the tracked connection `fd` moved `result` bytes (any result: only
