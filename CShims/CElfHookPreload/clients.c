@@ -28,6 +28,7 @@
 #include "elfhook_preload.h"
 
 #include "cnetmonitor.h"
+#include "cnm_host_header_name.h"
 #include "cnm_record_layout.h"
 #include "cnm_records.h"
 
@@ -230,40 +231,14 @@ static void settle_unchecked(int fd, client *connection, bool is_open) {
 }
 
 /* A client connection that no lookup named takes the name its first request's Host gives its
- * server, when the request's target is a path and the Host's port is the connection's (80 when
- * none): HostHeaderName.swift's rule. */
+ * server (the monitor's rule: cnm_host_header_name.h). */
 static void name_by_host(client *connection) {
   const cnm_simple_request *request = &connection->head.replay_request;
   const unsigned char *host = connection->head.replay_request_bytes + request->host_offset;
-  size_t length = request->host_length;
-  if (!length || connection->head.replay_request_bytes[4] != '/') return;
-  size_t literal_end = 0;
-  for (size_t i = length; i > 0; i--) {
-    if (host[i - 1] == ']') {
-      literal_end = i;
-      break;
-    }
-  }
-  size_t name_end = length;
-  for (size_t i = length; i > literal_end; i--) {
-    if (host[i - 1] == ':') {
-      name_end = i - 1;
-      break;
-    }
-  }
-  if (name_end == 0) return;
-  uint32_t port = 80;
-  if (name_end < length) {
-    size_t digits = length - name_end - 1;
-    if (digits == 0 || digits > 5) return;
-    port = 0;
-    for (size_t i = name_end + 1; i < length; i++) {
-      if (host[i] < '0' || host[i] > '9') return;
-      port = port * 10 + (uint32_t)(host[i] - '0');
-    }
-  }
-  if (port != connection->core.peer.port) return;
-  size_t kept = name_end < sizeof connection->core.host.bytes ? name_end : sizeof connection->core.host.bytes;
+  size_t length = cnm_host_header_name_length(host, request->host_length,
+                                              connection->head.replay_request_bytes[4] == '/',
+                                              connection->core.peer.port, false);
+  size_t kept = length < sizeof connection->core.host.bytes ? length : sizeof connection->core.host.bytes;
   memcpy(connection->core.host.bytes, host, kept);
   connection->core.host.count = (int64_t)kept;
 }
@@ -445,20 +420,23 @@ void elfhook_clients_handoff(cnm_handoff *handoff) {
   handoff->client_core_offset = offsetof(client, core);
 }
 
-void elfhook_clients_handed_over(bool running) {
-  (void)running; /* taken, or the process runs unmonitored: either way none is tracked here now */
+/* No connection is tracked here any more. */
+static void untrack_all(void) {
   uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
   for (uint32_t fd = 0; fd < count; fd++) cnm_set_tracked((int)fd, false);
   __atomic_store_n(&live_clients, 0, __ATOMIC_RELAXED);
+}
+
+void elfhook_clients_handed_over(bool running) {
+  (void)running; /* taken, or the process runs unmonitored: either way none is tracked here now */
+  untrack_all();
 }
 
 void elfhook_clients_after_fork_in_child(void) {
   /* A thread of the parent that was inside a call does not exist here. */
   __atomic_store_n(&accounting, 0, __ATOMIC_RELAXED);
   if (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != READY) return;
-  uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
-  for (uint32_t fd = 0; fd < count; fd++) cnm_set_tracked((int)fd, false);
-  __atomic_store_n(&live_clients, 0, __ATOMIC_RELAXED);
+  untrack_all();
   /* The parent's ring is not the child's (lookups.c unmapped it): the next connect sets up again. */
   cnm_set_record_queue(NULL);
   __atomic_store_n(&setup_state, NOT_SET_UP, __ATOMIC_RELEASE);
