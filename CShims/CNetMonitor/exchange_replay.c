@@ -37,6 +37,7 @@ void cnm_replay_fields_set_up(void) {
       .target_length = offsetof(cnm_http_head, target_length),
       .host_length = offsetof(cnm_http_head, host_length),
       .keep_alive = offsetof(cnm_http_head, connection_keep_alive),
+      .close = offsetof(cnm_http_head, connection_close),
       .text = offsetof(cnm_http_head, text),
       .scalars_length = offsetof(cnm_http_head, text),
   };
@@ -70,7 +71,7 @@ static inline void store_u16(unsigned char *slot, uint16_t offset, uint16_t valu
 
 /* Writes the last request's head into the template after the connection's identity, as the
  * Swift parser would have made it: an HTTPHead's scalars for a GET (Swift's), the target's and
- * Host's lengths and `Connection: keep-alive`, and its text packed (method, target, Host). Once a
+ * Host's lengths and its `Connection` option, and its text packed (method, target, Host). Once a
  * request that differs from the one before, so that a request that repeats costs one copy. */
 static void write_request_head(cnm_connection_head *head) {
   const cnm_replay_fields *fields = &cnm_replay_record_fields;
@@ -80,7 +81,8 @@ static void write_request_head(cnm_connection_head *head) {
   memcpy(http, fields->get_scalars, fields->scalars_length);
   store_u16(http, fields->target_length, request->target_length);
   store_u16(http, fields->host_length, request->host_length);
-  http[fields->keep_alive] = request->keep_alive;
+  http[fields->keep_alive] = request->connection == CNM_CONNECTION_KEEP_ALIVE;
+  http[fields->close] = request->connection == CNM_CONNECTION_CLOSE;
   unsigned char *text = http + fields->text;
   memcpy(text, "GET", 3);
   memcpy(text + 3, head->replay_request_bytes + 4, request->target_length);

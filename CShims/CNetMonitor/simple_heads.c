@@ -1,10 +1,11 @@
-/* The two HTTP/1.1 heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
- * a GET request that is its head alone, and a response framed by its Content-Length.
+/* The two HTTP/1.x heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
+ * an HTTP/1.1 GET request that is its head alone, and a response framed by its Content-Length.
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
  * only heads it reads to the same record fields: CRLF line ends, header names of letters, digits
  * and `-`, values of field text, no obsolete line folding. Anything else (another method or
- * version, a header that frames a request body or changes the connection, a 1xx, 204 or 304
+ * request version, a header that frames a request body, a Connection that is not `keep-alive` or
+ * `close` alone (`upgrade` changes what follows on the connection), a 1xx, 204 or 304
  * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
  * so every doubt refuses.
@@ -164,17 +165,22 @@ static inline void trim(const unsigned char *bytes, header_line *line) {
     line->value_end--;
 }
 
-/* A `Connection` value these parsers accept: `keep-alive` alone (what nginx answers with, and what
- * a browser asks). `close`, `upgrade` or a list changes what follows on the connection. */
-static inline bool is_keep_alive(const unsigned char *bytes, header_line *line) {
+/* What a `Connection` value these parsers accept says (CNM_CONNECTION_KEEP_ALIVE: what nginx
+ * answers with, and what a browser asks; CNM_CONNECTION_CLOSE: what Python's urllib asks, and a
+ * server answers a last request with), or CNM_CONNECTION_UNSAID for any other value: `upgrade`, a
+ * list, another option. */
+static inline uint8_t connection_option(const unsigned char *bytes, header_line *line) {
   trim(bytes, line);
-  return line->value_end - line->value_start == 10 && name_is(bytes + line->value_start, "keep-alive", 10);
+  size_t length = line->value_end - line->value_start;
+  if (length == 10 && name_is(bytes + line->value_start, "keep-alive", 10)) return CNM_CONNECTION_KEEP_ALIVE;
+  if (length == 5 && name_is(bytes + line->value_start, "close", 5)) return CNM_CONNECTION_CLOSE;
+  return CNM_CONNECTION_UNSAID;
 }
 
 /* ---- what a header line says ---------------------------------------------------------------- */
 
 /* What a request's header line says, added to `parsed`: false when the request is not one these
- * parsers read (a body, a Connection but keep-alive, a second Host or Connection). */
+ * parsers read (a body, a Connection but keep-alive or close, a second Host or Connection). */
 static inline bool take_request_header(const unsigned char *bytes, header_line *line, cnm_simple_request *parsed) {
   switch (line->name) {
   case HOST: {
@@ -187,10 +193,10 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
     return true;
   }
   case CONNECTION:
-    if (parsed->keep_alive || !is_keep_alive(bytes, line)) return false;
-    parsed->keep_alive = 1;
-    parsed->keep_alive_at = (uint16_t)line->value_start;
-    return true;
+    if (parsed->connection) return false;
+    parsed->connection = connection_option(bytes, line);
+    parsed->connection_at = (uint16_t)line->value_start;
+    return parsed->connection != CNM_CONNECTION_UNSAID;
   case CONTENT_LENGTH:
   case TRANSFER_ENCODING:
     return false; /* a request body */
@@ -201,7 +207,7 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
 
 /* What a response's header line says, added to `parsed`: false when the response is not one these
  * parsers read (a second or malformed Content-Length, Transfer-Encoding, a Connection but
- * keep-alive). */
+ * keep-alive or close). */
 static inline bool take_response_header(const unsigned char *bytes, header_line *line, cnm_simple_response *parsed) {
   switch (line->name) {
   case CONTENT_LENGTH: {
@@ -222,7 +228,7 @@ static inline bool take_response_header(const unsigned char *bytes, header_line 
   case TRANSFER_ENCODING:
     return false;
   case CONNECTION:
-    return is_keep_alive(bytes, line);
+    return connection_option(bytes, line) != CNM_CONNECTION_UNSAID;
   default:
     return true;
   }
@@ -238,10 +244,10 @@ static inline bool take_request_lines_again(const cnm_simple_request *last, size
     parsed->host_offset = (uint16_t)(last->host_offset - old_at + at);
     parsed->host_length = last->host_length;
   }
-  if (last->keep_alive && last->keep_alive_at >= old_at && last->keep_alive_at < old_end) {
-    if (parsed->keep_alive) return false;
-    parsed->keep_alive = 1;
-    parsed->keep_alive_at = (uint16_t)(last->keep_alive_at - old_at + at);
+  if (last->connection && last->connection_at >= old_at && last->connection_at < old_end) {
+    if (parsed->connection) return false;
+    parsed->connection = last->connection;
+    parsed->connection_at = (uint16_t)(last->connection_at - old_at + at);
   }
   return true;
 }
@@ -291,7 +297,8 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
 
 bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response) {
   size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
-  if (count < 17 || memcmp(bytes, "HTTP/1.1 ", 9) != 0) return false;
+  if (count < 17 || memcmp(bytes, "HTTP/1.", 7) != 0 || (bytes[7] != '1' && bytes[7] != '0') || bytes[8] != ' ')
+    return false;
   unsigned hundreds = bytes[9] - '0', tens = bytes[10] - '0', ones = bytes[11] - '0';
   /* A final response with a body: not 1xx, 204 or 304. */
   if (hundreds < 2 || hundreds > 9 || tens > 9 || ones > 9 || bytes[12] != ' ') return false;

@@ -80,6 +80,34 @@ struct LightClientTests {
     #expect(connections.map(\.host) == ["127.0.0.1", "localhost"] && connections.map(\.exchanges) == [3, 1])
   }
 
+  @Test("python's http.server (HTTP/1.0 answers) to curl and to urllib (`Connection: close`): never the monitor")
+  func http10AndConnectionClose() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let files = scratch.file("www")
+    try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+    try Data(repeating: 0x61, count: 3_000).write(to: files.appendingPathComponent("a.bin"))
+    try Data(repeating: 0x62, count: 70_000).write(to: files.appendingPathComponent("b.bin"))
+    let server = try FileServer(serving: files)
+    let url = "http://127.0.0.1:\(server.port)"
+    let (curled, curlLoaded) = try Self.expectSameRecords(
+      ["curl", "-s", "-o", "/dev/null", "-o", "/dev/null", url + "/a.bin", url + "/b.bin?page=2"], in: scratch)
+    #expect(!curlLoaded, "HTTP/1.0 answers framed by Content-Length are simple")
+    #expect(curled.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200, 200])
+    // urllib asks `Connection: close`, one connection a request; the python3 on PATH (pyenv's
+    // here) may be unstripped: only a TLS library inside an executable keeps it from being light.
+    let program = """
+      import urllib.request
+      for path in ["/a.bin", "/b.bin?page=2", "/a.bin?x=%20y"]:
+          urllib.request.urlopen("\(url)" + path).read()
+      """
+    let (records, loaded) = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    #expect(!loaded, "urllib's requests are simple")
+    let exchanges = records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["response_bytes"] as? Int ?? 0 }.map { $0 > 3_000 } == [true, true, true])
+    #expect(records.filter { $0["kind"] as? String == "connection" }.count == 3)
+  }
+
   @Test("python: the monitor takes a connection over mid-exchange (chunked, a body, close-delimited)")
   func takenOverMidExchange() throws {
     let server = try LoopbackServer()
@@ -161,5 +189,40 @@ struct LightClientTests {
     let secured = try #require(
       records.first { $0["kind"] as? String == "connection" && $0["peer_port"] as? Int == Int(secure.port) })
     #expect(secured["tls_version"] as? String != nil && secured["bytes_sent"] as? Int ?? 0 > 0)
+  }
+}
+
+/// `python3 -m http.server` serving a directory on 127.0.0.1 and a free port, for as long as the
+/// value lives: an HTTP/1.0 server, as many a developer runs.
+private final class FileServer {
+  let port: UInt16
+  private let process = Process()
+
+  init(serving directory: URL) throws {
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", directory.path]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      line.append(chunk)
+    }
+    let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+    guard let index = words.firstIndex(of: "port"), index + 1 < words.count, let port = UInt16(words[index + 1]) else {
+      process.terminate()
+      throw LoopbackServer.ServerError(message: "http.server did not start: \(String(decoding: line, as: UTF8.self))")
+    }
+    self.port = port
+  }
+
+  deinit {
+    // SIGKILL: a child of a test's thread may start with SIGTERM blocked (its signal mask).
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
   }
 }

@@ -13,11 +13,16 @@ struct SimpleHeadsTests {
     "GET / HTTP/1.1\r\nHost: svc.test\r\n\r\n",
     "GET /c/d.bin?x=1&next=http://z/w HTTP/1.1\r\nHost:   svc.test:8080 \t\r\nAccept: */*\r\nConnection: Keep-Alive\r\n\r\n",
     "GET http://svc.test/e HTTP/1.1\r\nUser-Agent: wrk\t2\r\nX-Request-Id: 42\r\n\r\n",
+    // Python's urllib.request.urlopen
+    "GET /f.bin HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: 127.0.0.1:8000\r\nUser-Agent: Python-urllib/3.11\r\nConnection: close\r\n\r\n",
   ]
   static let responses = [
     "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
     "HTTP/1.1 404 Not Found\r\ncontent-length:0\r\n\r\n",
     "HTTP/1.1 500 \r\nETag: \"5f-3\"\r\nContent-Length:  7 \r\nAccept-Ranges: bytes\r\n\r\n",
+    // Python's http.server (HTTP/1.0), and a server's answer to a last request
+    "HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6 Python/3.11.7\r\nDate: Sat, 28 Nov 2026 04:18:34 GMT\r\nContent-type: application/octet-stream\r\nContent-Length: 3000\r\nLast-Modified: Sat, 28 Nov 2026 04:18:00 GMT\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\n",
   ]
 
   /// The request fields the hooks read from `text`, or nil when they refuse it.
@@ -76,7 +81,7 @@ struct SimpleHeadsTests {
       guard let one, let other else { return one == nil && other == nil }
       return one.length == other.length && one.target_length == other.target_length
         && one.host_offset == other.host_offset && one.host_length == other.host_length
-        && one.keep_alive == other.keep_alive && one.keep_alive_at == other.keep_alive_at
+        && one.connection == other.connection && one.connection_at == other.connection_at
     }
   }
 
@@ -93,22 +98,24 @@ struct SimpleHeadsTests {
       + bytes[hostStart..<hostStart + Int(fields.host_length)]
     return withUnsafePointer(to: head) { Array($0.textBytes) } == text && head.methodLength == 3
       && head.targetLength == fields.target_length && head.hostLength == fields.host_length
-      && head.minorVersion == 1 && head.connectionKeepAlive == (fields.keep_alive != 0)
+      && head.minorVersion == 1 && head.connectionKeepAlive == (fields.connection == CNM_CONNECTION_KEEP_ALIVE)
+      && head.connectionClose == (fields.connection == CNM_CONNECTION_CLOSE)
       && head.bodyFraming == .none && !head.hasContentLength && !head.hasTransferEncoding
-      && !head.connectionClose && !head.connectionUpgrade && !head.targetTruncated && !head.hostTruncated
+      && !head.connectionUpgrade && !head.targetTruncated && !head.hostTruncated
       && Int(fields.length) == bytes.count
   }
 
   /// Whether the Swift parser reads the response head at the start of `bytes` to the fields the
   /// hooks read: its status, its length, and a body of that Content-Length that ends the message.
+  /// (Its version, 1.1 or 1.0, and its `Connection` are in no record, and change nothing here.)
   static func swiftAgrees(response bytes: [UInt8], _ fields: cnm_simple_response) -> Bool {
     var run = HTTPRun(.responses)
     let length = Int(fields.length)
     run.feed(ArraySlice(bytes[..<length]) + ArraySlice(repeating: UInt8(ascii: "x"), count: Int(fields.content_length)))
     guard let head = run.heads.first else { return false }
     return run.events == [.started, .head, .complete(UInt64(length) + fields.content_length)]
-      && head.status == fields.status && head.minorVersion == 1 && head.bodyFraming == .contentLength
-      && head.contentLengthValue == fields.content_length && !head.connectionClose && !head.hasTransferEncoding
+      && head.status == fields.status && head.bodyFraming == .contentLength
+      && head.contentLengthValue == fields.content_length && !head.hasTransferEncoding && !head.connectionUpgrade
   }
 
   @Test("heads a client, nginx or wrk sends are simple, and read as the Swift parser reads them")
@@ -125,7 +132,9 @@ struct SimpleHeadsTests {
       #expect(Self.swiftAgrees(response: bytes, fields), "\(text)")
     }
     let host = try #require(Self.request(Array(Self.requests[1].utf8)))
-    #expect(host.host_length == 13 && host.keep_alive == 1)
+    #expect(host.host_length == 13 && host.connection == CNM_CONNECTION_KEEP_ALIVE)
+    let urllib = try #require(Self.request(Array(Self.requests[3].utf8)))
+    #expect(urllib.connection == CNM_CONNECTION_CLOSE)
   }
 
   @Test(
@@ -134,7 +143,7 @@ struct SimpleHeadsTests {
       "POST / HTTP/1.1\r\nHost: h\r\n\r\n", "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n",
       "GET / HTTP/1.0\r\nHost: h\r\n\r\n", "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
       "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-      "GET / HTTP/1.1\r\nConnection: close\r\n\r\n", "GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+      "GET / HTTP/1.1\r\nConnection: close, TE\r\n\r\n", "GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
       "GET / HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n", "GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
       "GET / HTTP/1.1\nHost: h\n\n", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
       "GET / HTTP/1.1\r\nHost: \r\n\r\n", "GET / HTTP/1.1\r\nHost: \(String(repeating: "h", count: 257))\r\n\r\n",
@@ -142,6 +151,7 @@ struct SimpleHeadsTests {
       "GET / HTTP/1.1\r\nHost: h\r\n", "GET / HTTP/1.1\r\nX_Y: 1\r\n\r\n", "GET / HTTP/1.1\r\nX : 1\r\n\r\n",
       "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nX: \u{7F}\r\n\r\n",
       "GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: keep-alive\r\n\r\n",
+      "GET / HTTP/1.1\r\nConnection: close\r\nConnection: close\r\n\r\n", "GET / HTTP/1.1\r\nConnection: closed\r\n\r\n",
     ])
   func refusedRequests(text: String) {
     #expect(Self.request(Array(text.utf8)) == nil)
@@ -152,12 +162,13 @@ struct SimpleHeadsTests {
     arguments: [
       "HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n",
       "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n",
-      "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\n",
+      "HTTP/1.0 200 OK\r\n\r\n", "HTTP/1.2 200 OK\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1, 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: 1234567890123456789\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nConnection: close, x\r\nContent-Length: 1\r\n\r\n",
+      "HTTP/1.1 101 Switching Protocols\r\nConnection: close\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\(String(repeating: "X-Pad: 0123456789\r\n", count: 30))\r\n",
     ])

@@ -523,7 +523,7 @@ typedef struct cnm_replay_template {
 } cnm_replay_template;
 
 /* Where the hooks write a record's fields (Swift's layouts: RawRecord, HTTPHead), set once before
- * any connection is tracked. Offsets in a record slot but for the four in its request head. */
+ * any connection is tracked. Offsets in a record slot but for the five in its request head. */
 typedef struct cnm_replay_fields {
   uint16_t start_unix_ns;
   uint16_t duration_ns;
@@ -538,6 +538,7 @@ typedef struct cnm_replay_fields {
   uint16_t target_length;
   uint16_t host_length;
   uint16_t keep_alive;
+  uint16_t close;
   uint16_t text;          /* method, target, Host, packed */
   uint16_t scalars_length; /* the bytes before the text: */
   unsigned char get_scalars[64]; /*   an HTTPHead's for `GET … HTTP/1.1` with no body, lengths 0 */

@@ -1,6 +1,6 @@
-/* The two HTTP/1.1 heads the hooks record an exchange from by themselves (simple_heads.c; what
- * they do with them: "simple exchanges" in cnetmonitor.h): a GET request that is its head alone,
- * and a response framed by its Content-Length. Each is read whole (a connection's first), or after
+/* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
+ * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 GET request that is its
+ * head alone, and an HTTP/1.1 or 1.0 response framed by its Content-Length. Each is read whole (a connection's first), or after
  * the last one read on its connection, of which only the lines that differ. Nothing here
  * allocates, locks or touches errno. */
 #ifndef CNM_SIMPLE_HEADS_H
@@ -13,19 +13,26 @@
 #define CNM_SIMPLE_HEAD_CAPACITY 512 /* the longest head the hooks read */
 #define CNM_SIMPLE_HOST_CAPACITY 256 /* the longest Host value (HTTPHead.hostCapacity) */
 
+/* What a head's `Connection` header says, when it is one these parsers read: nothing (no such
+ * header), or the one option `keep-alive` or `close`. */
+enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_CLOSE = 2 };
+
 /* A simple request head: `GET target HTTP/1.1`, then header lines, none of them Content-Length,
- * Transfer-Encoding, a Connection other than keep-alive or a second Connection; the whole call. */
+ * Transfer-Encoding, a Connection other than keep-alive or close, or a second Connection; the
+ * whole call. */
 typedef struct cnm_simple_request {
   uint16_t length;        /* the head's bytes; 0: none read yet */
   uint16_t target_length; /* the target: bytes 4 ..< 4 + target_length */
   uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
   uint16_t host_length;
-  uint8_t keep_alive;     /* `Connection: keep-alive` */
-  uint16_t keep_alive_at; /* where its value begins */
+  uint8_t connection;     /* CNM_CONNECTION_… */
+  uint16_t connection_at; /* where its Connection value begins */
 } cnm_simple_request;
 
-/* A simple response head: `HTTP/1.1 ddd` (not 1xx, 204, 304), one Content-Length, no
- * Transfer-Encoding, no Connection other than keep-alive. */
+/* A simple response head: `HTTP/1.1 ddd` or `HTTP/1.0 ddd` (not 1xx, 204, 304), one
+ * Content-Length, no Transfer-Encoding, no Connection other than keep-alive or close. Its version
+ * and Connection are not kept: an http record has neither (the exchange's protocol is its
+ * request's), and a body of known length ends where it ends either way. */
 typedef struct cnm_simple_response {
   uint64_t content_length;
   uint16_t length; /* the head's bytes; 0: none read yet */

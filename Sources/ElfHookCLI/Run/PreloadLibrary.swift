@@ -10,8 +10,8 @@ import Foundation
 ///
 /// The executable's directory is `/proc/self/exe` with its symbolic links resolved, so a link to
 /// `elfhook` in a directory on `PATH` still finds the libraries of the tree it points into. The
-/// monitor the library loads at a process's first connection, `libElfHookMonitor.so`, must be
-/// beside it.
+/// monitor the library loads at the first call it does not record itself, `libElfHookMonitor.so`,
+/// must be beside it.
 enum PreloadLibrary {
   static let fileName = "libElfHookPreload.so"
   static let monitorFileName = "libElfHookMonitor.so"
