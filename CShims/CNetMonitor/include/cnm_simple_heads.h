@@ -1,8 +1,8 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
  * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 GET request that is its
- * head alone, and an HTTP/1.1 or 1.0 response framed by its Content-Length. Each is read whole (a connection's first), or after
- * the last one read on its connection, of which only the lines that differ. Nothing here
- * allocates, locks or touches errno. */
+ * head alone, and an HTTP/1.1 or 1.0 response framed by its Content-Length. Each is read whole (a
+ * connection's first), or after the last one read on its connection, of which only the lines that
+ * differ. Nothing here allocates, locks or touches errno. */
 #ifndef CNM_SIMPLE_HEADS_H
 #define CNM_SIMPLE_HEADS_H
 
