@@ -31,10 +31,12 @@
 #include "cnm_host_header_name.h"
 #include "cnm_record_layout.h"
 #include "cnm_records.h"
-#include "elfhook.h"
 
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -70,26 +72,56 @@ static void refuse(void *slot, const void *buffer, const struct iovec *vector, i
 
 /* ---- which processes -------------------------------------------------------------------------- */
 
-/* Whether a process's TLS may be out of the triggers' reach (tls_triggers.c), so that only the
- * monitor, loaded at its first connection, sees it from its start: an OpenSSL or BoringSSL inside
- * the executable, its `SSL_read` (or `CNIOBoringSSL_SSL_read`) in the executable's .dynsym (Node.js
- * exports its copy's) or in its file's .symtab (an unstripped SwiftNIO program): the look-up the
- * monitor's inline hooks make (LinkedOpenSSL.swift), by the same engine. An executable that is
- * merely unstripped (pyenv's python) is a light client. Once (set_up): its buffers are static. */
-static bool tls_may_be_inside(void) {
-  static char path[PATH_MAX], pattern[2 * PATH_MAX];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (length <= 0) return true;
-  size_t at = 0; /* the path as an fnmatch(3) pattern that matches only itself */
-  for (ssize_t i = 0; i < length; i++) {
-    if (strchr("*?[]\\", path[i])) pattern[at++] = '\\';
-    pattern[at++] = path[i];
+/* The executable's own loaded segments (dl_iterate_phdr's first image). */
+static int note_executable(struct dl_phdr_info *image, size_t size, void *data) {
+  (void)size;
+  uintptr_t *range = data;
+  range[0] = UINTPTR_MAX;
+  for (ElfW(Half) i = 0; i < image->dlpi_phnum; i++) {
+    const ElfW(Phdr) *segment = &image->dlpi_phdr[i];
+    if (segment->p_type != PT_LOAD) continue;
+    uintptr_t low = image->dlpi_addr + segment->p_vaddr, high = low + segment->p_memsz;
+    if (low < range[0]) range[0] = low;
+    if (high > range[1]) range[1] = high;
   }
-  pattern[at] = 0;
+  return 1;
+}
+
+/* Whether the executable has a symbol table of its own (it is not stripped), read from its
+ * section headers: one open and two reads. Once (set_up), so its buffer is static: 16 KB would be
+ * much of a small thread's stack. */
+static bool executable_has_symbol_table(void) {
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  ElfW(Ehdr) header;
+  bool found = true;
+  if (pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header && header.e_shentsize == sizeof(ElfW(Shdr)) &&
+      header.e_shnum > 0 && header.e_shnum <= 256) {
+    static ElfW(Shdr) sections[256];
+    size_t bytes = (size_t)header.e_shnum * sizeof(ElfW(Shdr));
+    if (pread(fd, sections, bytes, (off_t)header.e_shoff) == (ssize_t)bytes) {
+      found = false;
+      for (size_t i = 0; i < header.e_shnum && !found; i++) found = sections[i].sh_type == SHT_SYMTAB;
+    }
+  }
+  NEXT(ELFHOOK_CLOSE, close)(fd);
+  return found;
+}
+
+/* Whether a process's TLS may be out of the triggers' reach (tls_triggers.c), so that only the
+ * monitor, loaded at its first connection, sees it from its start: an
+ * OpenSSL or BoringSSL in the executable, exported (`SSL_read` in its .dynsym: Node.js) or in a
+ * symbol table (an unstripped executable: the monitor's inline hooks find it there). */
+static bool tls_may_be_inside(void) {
+  uintptr_t executable[2] = {0, 0};
+  dl_iterate_phdr(note_executable, executable);
   static const char *const names[] = {"SSL_read", "CNIOBoringSSL_SSL_read"};
-  void *addresses[2];
-  /* Found, or not known (a file that cannot be read): the monitor's. */
-  return elfhook_find_functions(pattern, names, 2, addresses) != ELFHOOK_ERR_SYMBOL_NOT_FOUND;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    uintptr_t address = (uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
+    if (!address) dlerror();
+    if (address >= executable[0] && address < executable[1]) return true;
+  }
+  return executable_has_symbol_table();
 }
 
 static bool close_tracked(int fd, bool is_open);
