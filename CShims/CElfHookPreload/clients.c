@@ -27,6 +27,7 @@
  * connect's set-up does allocate (the engine's rebinding of the TLS triggers). */
 #include "elfhook_preload.h"
 
+#include "client_entry.h"
 #include "cnetmonitor.h"
 #include "cnm_host_header_name.h"
 #include "cnm_record_layout.h"
@@ -42,10 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct client {
-  cnm_connection_head head; /* first: the data path finds it at the entry's address */
-  cnm_connection_core core;
-} client;
+typedef elfhook_client client;
 
 enum { NOT_SET_UP, SETTING_UP, READY, UNFIT };
 static int setup_state = NOT_SET_UP;
@@ -59,7 +57,7 @@ static __thread bool refused __attribute__((tls_model("initial-exec")));
 
 #define NEXT(which, function) ((__typeof(function) *)elfhook_next(which))
 
-static inline client *entry_of(int fd) { return (client *)cnm_slot(fd); }
+static inline client *entry_of(int fd) { return elfhook_client_entry(fd); }
 
 static inline void enter(void) { __atomic_add_fetch(&accounting, 1, __ATOMIC_SEQ_CST); }
 static inline void leave(void) { __atomic_sub_fetch(&accounting, 1, __ATOMIC_SEQ_CST); }
@@ -230,14 +228,17 @@ static void settle_unchecked(int fd, client *connection, bool is_open) {
   connection->core.connect_end = 0;
 }
 
-/* A client connection that no lookup named takes the name its first request's Host gives its
- * server (the monitor's rule: cnm_host_header_name.h). */
-static void name_by_host(client *connection) {
+/* A client connection that no lookup (or TLS server name) named takes the name its first request's
+ * Host gives its server (the monitor's rule: cnm_host_header_name.h). */
+void elfhook_client_name_by_request(client *connection) {
+  if (connection->core.host.count != 0 ||
+      (__atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE) & CNM_REPLAY_PHASE) != CNM_REPLAY_REQUESTED)
+    return;
   const cnm_simple_request *request = &connection->head.replay_request;
   const unsigned char *host = connection->head.replay_request_bytes + request->host_offset;
   size_t length = cnm_host_header_name_length(host, request->host_length,
                                               connection->head.replay_request_bytes[4] == '/',
-                                              connection->core.peer.port, false);
+                                              connection->core.peer.port, connection->core.is_tls);
   size_t kept = length < sizeof connection->core.host.bytes ? length : sizeof connection->core.host.bytes;
   memcpy(connection->core.host.bytes, host, kept);
   connection->core.host.count = (int64_t)kept;
@@ -362,13 +363,12 @@ void elfhook_client_moved(int fd, bool received, const void *buffer, const struc
   }
   client *connection = entry_of(fd);
   if (connection->core.phase == CNM_PHASE_CONNECTING) establish(connection);
+  elfhook_tls_client_socket_call(connection);
   refused = false;
   int saved = errno;
   cnm_account_call(fd, received, buffer, vector, vector_count, result);
   bool taken = !refused;
-  if (taken && !received && connection->core.host.count == 0 &&
-      (__atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE) & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED)
-    name_by_host(connection);
+  if (taken && !received) elfhook_client_name_by_request(connection);
   errno = saved;
   leave();
   if (!taken) hand_to_monitor(fd, received, buffer, vector, vector_count, result, caller);
@@ -399,6 +399,17 @@ bool elfhook_client_closing(int fd) {
 
 bool elfhook_clients_live(void) { return __atomic_load_n(&live_clients, __ATOMIC_RELAXED) != 0; }
 
+bool elfhook_clients_enter(void) {
+  enter();
+  return !handed();
+}
+
+void elfhook_clients_leave(void) { leave(); }
+
+uint32_t elfhook_clients_end(void) { return __atomic_load_n(&highest_fd, __ATOMIC_RELAXED); }
+
+void elfhook_client_rearm(client *connection) { arm(connection); }
+
 /* ---- the monitor takes over ------------------------------------------------------------------- */
 
 void elfhook_clients_handoff(cnm_handoff *handoff) {
@@ -418,6 +429,7 @@ void elfhook_clients_handoff(cnm_handoff *handoff) {
   handoff->client_count = count;
   handoff->client_entry_size = cnm_slot_size;
   handoff->client_core_offset = offsetof(client, core);
+  handoff->client_ssl_offset = offsetof(client, ssl);
 }
 
 /* No connection is tracked here any more. */

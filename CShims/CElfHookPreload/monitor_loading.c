@@ -14,6 +14,7 @@ static char monitor_path[PATH_MAX];
 /* The monitor's entry points for the connections the injected library tracked (clients.c). */
 static elfhook_monitor_account_function monitor_account;
 static elfhook_monitor_take_client_function monitor_take_client;
+static elfhook_monitor_plaintext_function monitor_plaintext;
 /* The addresses of the monitor library's executable segments, once it is loaded
  * (elfhook_called_from_monitor): found once, so the check takes no lock and calls nothing. */
 static uintptr_t monitor_code_start, monitor_code_end;
@@ -85,7 +86,9 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
       (elfhook_monitor_account_function)dlsym(library, "elfhook_monitor_account");
   elfhook_monitor_take_client_function take_client =
       (elfhook_monitor_take_client_function)dlsym(library, "elfhook_monitor_take_client");
-  if (!start || !adopt || !account || !take_client) {
+  elfhook_monitor_plaintext_function plaintext =
+      (elfhook_monitor_plaintext_function)dlsym(library, "elfhook_monitor_plaintext");
+  if (!start || !adopt || !account || !take_client || !plaintext) {
     dlerror();
     if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
     return false;
@@ -93,6 +96,7 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
   find_monitor_code((uintptr_t)start);
   monitor_account = account;
   monitor_take_client = take_client;
+  monitor_plaintext = plaintext;
   cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
                          .log_level = (int)configuration->log};
   elfhook_lookups_handoff(&handoff);
@@ -112,6 +116,10 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
 void elfhook_monitor_account(int fd, bool received, const void *buffer, const struct iovec *vector,
                              int vector_count, ssize_t result) {
   if (monitor_account) monitor_account(fd, received, buffer, vector, vector_count, result);
+}
+
+void elfhook_monitor_plaintext(int fd, bool received, const void *buffer, size_t count) {
+  if (monitor_plaintext) monitor_plaintext(fd, received, buffer, count);
 }
 
 void elfhook_monitor_take_client(const cnm_connection_head *head, const void *core) {

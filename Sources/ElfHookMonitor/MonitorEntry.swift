@@ -5,7 +5,7 @@ import Glibc
 // libElfHookMonitor.so: the monitor of an injected process. libElfHookPreload.so (the small C
 // library LD_PRELOAD injects, CShims/CElfHookPreload) reads the ELFHOOK_* variables at start and
 // loads this library at the process's first connect or accept (it records name lookups itself
-// until then); these are the two calls it makes (their C types are in elfhook_preload.h). They are
+// until then); these are the calls it makes (their C types are in elfhook_preload.h). They are
 // public so that a release build (whole-module, where internal symbols are hidden) exports them;
 // exports.map keeps everything else local.
 
@@ -46,6 +46,16 @@ public func elfhookMonitorAccount(
   _ result: Int
 ) {
   cnm_account_tracked_call(fd, received, buffer, vector, vectorCount, result)
+}
+
+/// Plaintext of an OpenSSL call the injected library was accounting for on a connection it
+/// tracked itself (CShims/CElfHookPreload/tls_clients.c) when it handed the connection over: it
+/// goes where the TLS hooks' would.
+@_cdecl("elfhook_monitor_plaintext")
+public func elfhookMonitorPlaintext(_ fd: Int32, _ received: Bool, _ buffer: UnsafeRawPointer?, _ count: Int) {
+  let savedErrno = errno
+  defer { errno = savedErrno }
+  NetMonitor.takeInjectedPlaintext(fd: fd, fromPeer: received, buffer, count: count)
 }
 
 /// A connection the injected library made while the monitor took its others over: taken as they

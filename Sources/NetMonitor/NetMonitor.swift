@@ -103,6 +103,14 @@ public enum NetMonitor {
     Traffic.adoptClient(head: head, core: core)
   }
 
+  /// Plaintext an OpenSSL call moved on a connection the injected library tracked, when it handed
+  /// that connection over: counted and read as the TLS hooks' would be.
+  @_spi(Injection)
+  public static func takeInjectedPlaintext(fd: Int32, fromPeer: Bool, _ buffer: UnsafeRawPointer?, count: Int) {
+    guard count > 0, let slot = ConnectionTable.tracked(fd) else { return }
+    TLSSession.plaintext(slot, buffer, count, fromPeer: fromPeer)
+  }
+
   private static func startRecording(
     toRingFiles pattern: String, capacity: Int, adopting existing: (queue: OpaquePointer, path: String)?,
     beforeHooking takeOver: () -> Void = {}

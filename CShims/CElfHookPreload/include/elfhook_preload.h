@@ -225,8 +225,15 @@ bool elfhook_client_closing(int fd);
 /* Puts a trigger for every TLS name into the slots of the images that call it (the ones loaded
  * now): false when the engine fails. */
 bool elfhook_tls_triggers_set(void);
-/* Whether any connection is tracked here: a TLS library's call then loads the monitor first. */
+/* Whether any connection is tracked here: a TLS library's call then goes to tls_clients.c
+ * (OpenSSL's) or loads the monitor first (the others'). */
 bool elfhook_clients_live(void);
+/* An OpenSSL call (`which`: SSL_connect, SSL_do_handshake, SSL_accept, SSL_read, SSL_write or their
+ * _ex forms; `count` the int or size_t count, `done` the _ex forms' out-parameter) while
+ * connections are tracked here: recorded here when its session is over one of them, else through
+ * the monitor (tls_clients.c). Returns the call's result, errno its own. */
+int elfhook_tls_client_call(elfhook_export which, void *ssl, void *buffer, size_t count, size_t *done,
+                            const void *caller);
 /* Before the monitor starts: waits for the calls under way here, stops every connection's replay,
  * and fills `handoff`'s clients. */
 void elfhook_clients_handoff(cnm_handoff *handoff);
@@ -250,6 +257,9 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
 /* After the monitor is loaded: hands it a data-path call's bytes on a connection it took over. */
 void elfhook_monitor_account(int fd, bool received, const void *buffer, const struct iovec *vector,
                              int vector_count, ssize_t result);
+/* After the monitor is loaded: hands it the plaintext an OpenSSL call moved on a connection it took
+ * over (tls_clients.c). */
+void elfhook_monitor_plaintext(int fd, bool received, const void *buffer, size_t count);
 /* After the monitor is loaded: hands it a connection made while it took the others over. */
 void elfhook_monitor_take_client(const cnm_connection_head *head, const void *core);
 
@@ -264,5 +274,6 @@ typedef void *(*elfhook_monitor_adopt_function)(const char *name, void *forwarde
 typedef void (*elfhook_monitor_account_function)(int fd, bool received, const void *buffer,
                                                  const struct iovec *vector, int vector_count, ssize_t result);
 typedef void (*elfhook_monitor_take_client_function)(const cnm_connection_head *head, const void *core);
+typedef void (*elfhook_monitor_plaintext_function)(int fd, bool received, const void *buffer, size_t count);
 
 #endif

@@ -1,0 +1,39 @@
+/* client_entry.h — what clients.c (a tracked connection's life) shares with tls_clients.c (an
+ * OpenSSL session over one): the entry of a tracked connection, and the rule for touching it. */
+#ifndef ELFHOOK_CLIENT_ENTRY_H
+#define ELFHOOK_CLIENT_ENTRY_H
+
+#include "cnetmonitor.h"
+#include "cnm_record_layout.h"
+
+#include <stdbool.h>
+
+/* An entry of this library's copy of CNetMonitor's table. */
+typedef struct elfhook_client {
+  cnm_connection_head head; /* first: the data path finds it at the entry's address */
+  cnm_connection_core core;
+  void *ssl; /* the OpenSSL session over the connection (tls_clients.c); NULL until one is paired */
+} elfhook_client;
+
+static inline elfhook_client *elfhook_client_entry(int fd) { return (elfhook_client *)cnm_slot(fd); }
+
+/* Entries are read and written only between elfhook_clients_enter and elfhook_clients_leave (a call
+ * is accounted for there, after its original returned), and only when enter returned true: false
+ * means the monitor is taking the connections over, and every entry is its. */
+bool elfhook_clients_enter(void) __attribute__((visibility("hidden")));
+void elfhook_clients_leave(void) __attribute__((visibility("hidden")));
+/* Every tracked descriptor is below this. */
+uint32_t elfhook_clients_end(void) __attribute__((visibility("hidden")));
+
+/* Makes the replay's template again from the connection as it is now (its TLS handshake over),
+ * before its first exchange. */
+void elfhook_client_rearm(elfhook_client *connection) __attribute__((visibility("hidden")));
+/* After a sent call the replay took: a client connection that no lookup or server name named takes
+ * the name its first request's Host gives. */
+void elfhook_client_name_by_request(elfhook_client *connection) __attribute__((visibility("hidden")));
+
+/* For clients.c, before a socket call on `connection` is accounted for: when the thread is inside
+ * an OpenSSL call that no connection is paired with yet, the call's socket is its connection. */
+void elfhook_tls_client_socket_call(elfhook_client *connection) __attribute__((visibility("hidden")));
+
+#endif
