@@ -178,7 +178,7 @@ struct LightClientTests {
     #expect(records.filter { $0["kind"] as? String == "http" }.count >= 1)
   }
 
-  @Test("curl: HTTPS after HTTP in one process; the TLS library's first call loads the monitor before its handshake")
+  @Test("curl: HTTPS after HTTP in one process, both recorded without the monitor")
   func tlsAfterPlaintext() throws {
     let scratch = try TemporaryDirectory("light")
     defer { scratch.remove() }
@@ -186,12 +186,63 @@ struct LightClientTests {
     let plain = try LoopbackServer()
     let secure = try LoopbackServer(tls: tls)
     let (records, loaded) = try Self.expectSameRecords(
-      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-o", "/dev/null",
-       "http://127.0.0.1:\(plain.port)/bytes/10", "https://localhost:\(secure.port)/bytes/10"], in: scratch)
-    #expect(loaded)
+      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+       "http://127.0.0.1:\(plain.port)/bytes/10", "https://localhost:\(secure.port)/bytes/10",
+       "https://localhost:\(secure.port)/bytes/70000"], in: scratch)
+    #expect(!loaded, "an OpenSSL session over a connection the library tracks is recorded there")
     let secured = try #require(
       records.first { $0["kind"] as? String == "connection" && $0["peer_port"] as? Int == Int(secure.port) })
-    #expect(secured["tls_version"] as? String != nil && secured["bytes_sent"] as? Int ?? 0 > 0)
+    #expect(secured["tls_version"] as? String != nil && secured["tls_ms"] as? String == "some")
+    #expect(secured["http_exchanges"] as? Int == 2 && secured["tls_bytes_received"] as? Int ?? 0 > 70000)
+    let exchanges = records.filter { $0["kind"] as? String == "http" && $0["scheme"] as? String == "https" }
+    #expect(exchanges.map { $0["reused_connection"] as? Bool } == [false, true])
+  }
+
+  @Test("curl over HTTPS (OpenSSL): nginx's answers, a server not named by SNI, and a failed handshake, all without the monitor")
+  func tlsWithoutTheMonitor() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let nginx = try LoopbackNginx(files: ["page.bin": 3000], tls: tls)
+    let plain = try LoopbackServer()
+    // By name (SNI: localhost), then by address (no SNI: the Host header names it), a 404 on that
+    // connection; then a handshake with a server that speaks no TLS.
+    let (records, loaded) = try Self.expectSameRecords(
+      ["sh", "-c", "curl -s --cacert \(tls.certificate) -o /dev/null -o /dev/null -o /dev/null "
+        + "https://localhost:\(nginx.tlsPort)/page.bin https://127.0.0.1:\(nginx.tlsPort)/page.bin "
+        + "https://127.0.0.1:\(nginx.tlsPort)/missing; curl -s --cacert \(tls.certificate) "
+        + "https://127.0.0.1:\(plain.port)/bytes/10; true"], in: scratch)
+    #expect(!loaded)
+    let exchanges = records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["status"] as? Int } == [200, 200, 404])
+    #expect(exchanges.allSatisfy { $0["scheme"] as? String == "https" && $0["tls_version"] as? String != nil })
+    let connections = records.filter { $0["kind"] as? String == "connection" }
+    #expect(Set(connections.compactMap { $0["host"] as? String }) == ["localhost", "127.0.0.1"])
+    let failed = try #require(connections.first { $0["peer_port"] as? Int == Int(plain.port) })
+    #expect((failed["error"] as? [String: Any])?["call"] as? String == "SSL_do_handshake")
+  }
+
+  @Test("curl over HTTPS: the monitor takes a session over at a request body, and at an ALPN of h2")
+  func tlsTakenOver() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let secure = try LoopbackServer(tls: tls)
+    // A GET the library records, then a POST on the same connection: the monitor reads it.
+    let posted = try Self.expectSameRecords(
+      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "https://localhost:\(secure.port)/bytes/10",
+       "--next", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-d", "hello",
+       "https://localhost:\(secure.port)/echo"], in: scratch)
+    #expect(posted.monitorLoaded)
+    #expect(posted.records.filter { $0["kind"] as? String == "http" }.map { $0["method"] as? String } == ["GET", "POST"])
+    // HTTP/2, chosen by ALPN: the monitor reads its frames from the session's first plaintext.
+    let nginx = try LoopbackNginx(files: ["page.bin": 3000], tls: tls, http2: true)
+    let h2 = try Self.expectSameRecords(
+      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "https://localhost:\(nginx.tlsPort)/page.bin"],
+      in: scratch)
+    #expect(h2.monitorLoaded)
+    let stream = try #require(h2.records.first { $0["kind"] as? String == "http" })
+    #expect(stream["protocol"] as? String == "h2" && stream["status"] as? Int == 200)
   }
 }
 
