@@ -14,12 +14,12 @@
  * its user id or its root directory (setuid and family, chroot: also exported) starts the monitor
  * just before.
  *
- * A plaintext HTTP/1.x client does not load the monitor either (clients.c): its connections and
- * their simple exchanges are recorded here, by the monitor's own C hooks (CNetMonitor's data path
- * and replay), to which this library's exports of the data-path calls (read, write, close and
- * their families) send a tracked connection's calls. The first call this cannot record (a TLS
- * library's, an accept, bytes that are no simple exchange) loads the monitor, which takes these
- * connections over where they are. */
+ * An HTTP/1.x client does not load the monitor either (clients.c): its connections and their
+ * simple exchanges are recorded here, by the monitor's own C hooks (CNetMonitor's data path and
+ * replay), to which this library's exports of the data-path calls (read, write, close and their
+ * families) send a tracked connection's calls, and so are its OpenSSL sessions (tls_clients.c). The
+ * first call this cannot record (another TLS library's, an accept, bytes that are no simple
+ * exchange) loads the monitor, which takes these connections over where they are. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H
 
@@ -50,7 +50,7 @@ typedef struct elfhook_preload_configuration {
    * ends. A process still running then (a daemon the command left, which the run stopped waiting
    * for) runs unmonitored without a word: see elfhook_run_is_over. */
   bool run_owned;
-  /* ELFHOOK_LIGHT_CLIENTS (1, the default; 0): plaintext clients recorded here (clients.c). */
+  /* ELFHOOK_LIGHT_CLIENTS (1, the default; 0): HTTP/1.x clients recorded here (clients.c). */
   bool light_clients;
 } elfhook_preload_configuration;
 
@@ -200,7 +200,7 @@ void elfhook_lookups_handed_over(void);
 /* In a fork child: the parent's ring is not the child's; the child creates its own when it needs one. */
 void elfhook_lookups_after_fork_in_child(void);
 
-/* ---- plaintext clients recorded before the monitor is loaded (clients.c) --------------------------- */
+/* ---- clients recorded before the monitor is loaded (clients.c, tls_clients.c) ---------------------- */
 
 /* Whether `fd` is a connection tracked here: the test every exported data-path call makes. */
 static inline bool elfhook_client_tracked(int fd) {
