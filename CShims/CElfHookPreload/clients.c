@@ -34,12 +34,10 @@
 #include "cnm_host_header_name.h"
 #include "cnm_record_layout.h"
 #include "cnm_records.h"
+#include "elfhook.h"
 
-#include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <link.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -72,56 +70,26 @@ static void refuse(void *slot, const void *buffer, const struct iovec *vector, i
 
 /* ---- which processes -------------------------------------------------------------------------- */
 
-/* The executable's own loaded segments (dl_iterate_phdr's first image). */
-static int note_executable(struct dl_phdr_info *image, size_t size, void *data) {
-  (void)size;
-  uintptr_t *range = data;
-  range[0] = UINTPTR_MAX;
-  for (ElfW(Half) i = 0; i < image->dlpi_phnum; i++) {
-    const ElfW(Phdr) *segment = &image->dlpi_phdr[i];
-    if (segment->p_type != PT_LOAD) continue;
-    uintptr_t low = image->dlpi_addr + segment->p_vaddr, high = low + segment->p_memsz;
-    if (low < range[0]) range[0] = low;
-    if (high > range[1]) range[1] = high;
-  }
-  return 1;
-}
-
-/* Whether the executable has a symbol table of its own (it is not stripped), read from its
- * section headers: one open and two reads. Once (set_up), so its buffer is static: 16 KB would be
- * much of a small thread's stack. */
-static bool executable_has_symbol_table(void) {
-  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
-  ElfW(Ehdr) header;
-  bool found = true;
-  if (pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header && header.e_shentsize == sizeof(ElfW(Shdr)) &&
-      header.e_shnum > 0 && header.e_shnum <= 256) {
-    static ElfW(Shdr) sections[256];
-    size_t bytes = (size_t)header.e_shnum * sizeof(ElfW(Shdr));
-    if (pread(fd, sections, bytes, (off_t)header.e_shoff) == (ssize_t)bytes) {
-      found = false;
-      for (size_t i = 0; i < header.e_shnum && !found; i++) found = sections[i].sh_type == SHT_SYMTAB;
-    }
-  }
-  NEXT(ELFHOOK_CLOSE, close)(fd);
-  return found;
-}
-
 /* Whether a process's TLS may be out of the triggers' reach (tls_triggers.c), so that only the
- * monitor, loaded at its first connection, sees it from its start: an
- * OpenSSL or BoringSSL in the executable, exported (`SSL_read` in its .dynsym: Node.js) or in a
- * symbol table (an unstripped executable: the monitor's inline hooks find it there). */
+ * monitor, loaded at its first connection, sees it from its start: an OpenSSL or BoringSSL inside
+ * the executable, its `SSL_read` (or `CNIOBoringSSL_SSL_read`) in the executable's .dynsym (Node.js
+ * exports its copy's) or in its file's .symtab (an unstripped SwiftNIO program): the look-up the
+ * monitor's inline hooks make (LinkedOpenSSL.swift), by the same engine. An executable that is
+ * merely unstripped (pyenv's python) is a light client. Once (set_up): its buffers are static. */
 static bool tls_may_be_inside(void) {
-  uintptr_t executable[2] = {0, 0};
-  dl_iterate_phdr(note_executable, executable);
-  static const char *const names[] = {"SSL_read", "CNIOBoringSSL_SSL_read"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    uintptr_t address = (uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
-    if (!address) dlerror();
-    if (address >= executable[0] && address < executable[1]) return true;
+  static char path[PATH_MAX], pattern[2 * PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length <= 0) return true;
+  size_t at = 0; /* the path as an fnmatch(3) pattern that matches only itself */
+  for (ssize_t i = 0; i < length; i++) {
+    if (strchr("*?[]\\", path[i])) pattern[at++] = '\\';
+    pattern[at++] = path[i];
   }
-  return executable_has_symbol_table();
+  pattern[at] = 0;
+  static const char *const names[] = {"SSL_read", "CNIOBoringSSL_SSL_read"};
+  void *addresses[2];
+  /* Found, or not known (a file that cannot be read): the monitor's. */
+  return elfhook_find_functions(pattern, names, 2, addresses) != ELFHOOK_ERR_SYMBOL_NOT_FOUND;
 }
 
 static bool close_tracked(int fd, bool is_open);
@@ -270,9 +238,19 @@ static void record_connection(client *connection) {
 
 /* Records the connection on `fd` and stops tracking it; false, leaving it tracked, when it has an
  * exchange under way (the monitor finishes it: a response without a length ends at the close, an
- * unanswered request is recorded so). */
+ * unanswered request is recorded so), or is a fork child's inherited one that the child used. */
 static bool close_tracked(int fd, bool is_open) {
   client *connection = entry_of(fd);
+  if (connection->head.inherited) {
+    /* A fork child's copy of its parent's connection: the parent's to record, unless the child
+     * moved bytes on it (then the monitor, which took the rest of them, records it). */
+    if (__atomic_load_n(&connection->head.bytes_sent, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&connection->head.bytes_received, __ATOMIC_RELAXED))
+      return false;
+    cnm_set_tracked(fd, false);
+    __atomic_sub_fetch(&live_clients, 1, __ATOMIC_RELAXED);
+    return true;
+  }
   uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
   uint64_t phase = state & CNM_REPLAY_PHASE;
   if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING) return false;
@@ -421,8 +399,9 @@ void elfhook_clients_handoff(cnm_handoff *handoff) {
   handoff->clients = NULL;
   handoff->clients_tracked = NULL;
   handoff->client_count = 0;
-  if (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != READY) return;
+  /* Connections are tracked once set up, and in a fork child that has not set up again. */
   uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+  if (count == 0) return;
   for (uint32_t fd = 0; fd < count; fd++) {
     if (cnm_tracked[fd]) cnm_replay_stop(&entry_of((int)fd)->head);
   }
@@ -446,11 +425,29 @@ void elfhook_clients_handed_over(bool running) {
   untrack_all();
 }
 
+/* In a fork child, the parent's connections stay tracked, as the child's copies (the monitor's
+ * rule, fork_reset.c): their byte counts zeroed and marked inherited, their replays stopped (the
+ * template names the parent). The child's first bytes on one are no simple exchange to the
+ * stopped replay: they load the monitor, which takes the connections over (and gives the child a
+ * ring of its own) and records what the child does with them. One the child never uses is not
+ * recorded by the child. */
+static void inherit_all(void) {
+  uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
+  for (uint32_t fd = 0; fd < count; fd++) {
+    if (!cnm_tracked[fd]) continue;
+    cnm_connection_head *head = &entry_of((int)fd)->head;
+    head->bytes_sent = 0;
+    head->bytes_received = 0;
+    head->inherited = 1;
+    cnm_replay_stop(head);
+  }
+}
+
 void elfhook_clients_after_fork_in_child(void) {
   /* A thread of the parent that was inside a call does not exist here. */
   __atomic_store_n(&accounting, 0, __ATOMIC_RELAXED);
   if (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != READY) return;
-  untrack_all();
+  inherit_all();
   /* The parent's ring is not the child's (lookups.c unmapped it): the next connect sets up again. */
   cnm_set_record_queue(NULL);
   __atomic_store_n(&setup_state, NOT_SET_UP, __ATOMIC_RELEASE);

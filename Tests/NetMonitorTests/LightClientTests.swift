@@ -20,7 +20,7 @@ struct LightClientTests {
   /// with its volatile fields reduced, in the order written; and whether the monitor was loaded
   /// (`ELFHOOK_LOG=info` has it say where it records).
   private static func records(of command: [String], light: Bool, in scratch: TemporaryDirectory) throws
-    -> (records: [NSDictionary], monitorLoaded: Bool, status: Int32)
+    -> (records: [NSDictionary], monitorLoaded: Bool, status: Int32, output: String, stderr: String)
   {
     let (elfhook, _) = try InjectionTests.products()
     let output = scratch.file("records-\(light).jsonl")
@@ -36,24 +36,31 @@ struct LightClientTests {
       })
     }
     let loaded = run.stderr.contains("elfhook: recording")
-    return (records, loaded, run.status)
+    return (records, loaded, run.status, run.stdoutText, run.stderr)
   }
 
-  /// Runs `command` both ways and expects the same records; returns them, and whether the light
-  /// run loaded the monitor.
+  /// Runs `command` both ways and expects the same records (in the same order, or, from several
+  /// processes, `inAnyOrder`); returns them, whether the light run loaded the monitor, and that
+  /// run's output and stderr.
   @discardableResult
-  private static func expectSameRecords(_ command: [String], in scratch: TemporaryDirectory) throws
-    -> (records: [NSDictionary], monitorLoaded: Bool)
+  private static func expectSameRecords(_ command: [String], in scratch: TemporaryDirectory, inAnyOrder: Bool = false)
+    throws -> (records: [NSDictionary], monitorLoaded: Bool, output: String, stderr: String)
   {
     let light = try records(of: command, light: true, in: scratch)
     let monitor = try records(of: command, light: false, in: scratch)
     #expect(light.status == 0 && monitor.status == 0)
     #expect(monitor.monitorLoaded, "without light clients, the first connect loads the monitor")
     #expect(light.records.count == monitor.records.count, "\(light.records) against \(monitor.records)")
-    for (mine, theirs) in zip(light.records, monitor.records) {
+    let order = { (records: [NSDictionary]) in inAnyOrder ? try records.sorted { try canonical($0) < canonical($1) } : records }
+    for (mine, theirs) in zip(try order(light.records), try order(monitor.records)) {
       #expect(mine == theirs, "light: \(mine)\nmonitor: \(theirs)")
     }
-    return (light.records, light.monitorLoaded)
+    return (light.records, light.monitorLoaded, light.output, light.stderr)
+  }
+
+  /// A record as JSON with its keys sorted: one text for equal records.
+  private static func canonical(_ record: NSDictionary) throws -> String {
+    String(decoding: try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]), as: UTF8.self)
   }
 
   private static func kinds(_ records: [NSDictionary]) -> [String] {
@@ -67,7 +74,7 @@ struct LightClientTests {
     defer { scratch.remove() }
     let url = "http://127.0.0.1:\(server.port)"
     // Three exchanges on one connection (curl reuses it), a 404, and a second connection by name.
-    let (records, loaded) = try Self.expectSameRecords(
+    let (records, loaded, _, _) = try Self.expectSameRecords(
       ["curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
        url + "/bytes/100", url + "/bytes/70000?page=2", url + "/status/404",
        "http://localhost:\(server.port)/bytes/5"], in: scratch)
@@ -90,22 +97,19 @@ struct LightClientTests {
     try Data(repeating: 0x62, count: 70_000).write(to: files.appendingPathComponent("b.bin"))
     let server = try FileServer(serving: files)
     let url = "http://127.0.0.1:\(server.port)"
-    let (curled, curlLoaded) = try Self.expectSameRecords(
+    let (curled, curlLoaded, _, _) = try Self.expectSameRecords(
       ["curl", "-s", "-o", "/dev/null", "-o", "/dev/null", url + "/a.bin", url + "/b.bin?page=2"], in: scratch)
     #expect(!curlLoaded, "HTTP/1.0 answers framed by Content-Length are simple")
     #expect(curled.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200, 200])
-    // urllib asks `Connection: close`, one connection a request. Debian's python3 is stripped (a
-    // light client); another (pyenv's) may not be, and then loads the monitor at its connect.
+    // urllib asks `Connection: close`, one connection a request (pyenv's python3, unstripped, is a
+    // light client too: no OpenSSL inside it).
     let program = """
       import urllib.request
       for path in ["/a.bin", "/b.bin?page=2", "/a.bin?x=%20y"]:
           urllib.request.urlopen("\(url)" + path).read()
       """
-    let debian = "/usr/bin/python3"
-    let stripped = FileManager.default.isExecutableFile(atPath: debian)
-      && (try? ProgramRun.run([debian, "-c", "import urllib.request"]))?.status == 0
-    let (records, loaded) = try Self.expectSameRecords([stripped ? debian : "python3", "-c", program], in: scratch)
-    #expect(!stripped || !loaded, "urllib's requests are simple")
+    let (records, loaded, _, _) = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    #expect(!loaded, "urllib's requests are simple")
     let exchanges = records.filter { $0["kind"] as? String == "http" }
     #expect(exchanges.map { $0["response_bytes"] as? Int ?? 0 }.map { $0 > 3_000 } == [true, true, true])
     #expect(records.filter { $0["kind"] as? String == "connection" }.count == 3)
@@ -126,11 +130,52 @@ struct LightClientTests {
           c.getresponse().read()
       c.close()
       """
-    let (records, loaded) = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    let (records, loaded, _, _) = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
     #expect(loaded, "a chunked response needs the monitor")
     #expect(records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200, 200, 200, 200, 200])
     let connection = try #require(records.last { $0["kind"] as? String == "connection" })
     #expect(connection["http_exchanges"] as? Int == 5)
+  }
+
+  @Test("a fork child: its first bytes on an inherited connection load the monitor; a copy it never uses is not recorded")
+  func forkChild() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    // pyenv's python3 (unstripped) is a light client: the parent never loads the monitor.
+    let program = """
+      import http.client, os, sys
+      c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      def get(path):
+          c.request("GET", path)
+          c.getresponse().read()
+      get("/bytes/10")
+      get("/bytes/11")
+      idle = os.fork()
+      if idle == 0:
+          sys.exit(0)
+      os.waitpid(idle, 0)
+      busy = os.fork()
+      if busy == 0:
+          get("/bytes/20")
+          get("/bytes/21")
+          sys.exit(0)
+      os.waitpid(busy, 0)
+      get("/bytes/12")
+      print(os.getpid(), busy)
+      """
+    let (records, loaded, output, stderr) = try Self.expectSameRecords(
+      ["python3", "-c", program], in: scratch, inAnyOrder: true)
+    // "elfhook: recording python3[PID] to …" from the busy child alone.
+    let pids = output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    #expect(loaded && pids.count == 2 && stderr.contains("python3[\(pids[1])]") && !stderr.contains("python3[\(pids[0])]"),
+            "the child's bytes on its parent's connection load the monitor in the child, not in the parent: \(stderr)")
+    let targets = records.filter { $0["kind"] as? String == "http" }.compactMap { $0["target"] as? String }
+    #expect(targets.sorted() == ["/bytes/10", "/bytes/11", "/bytes/12", "/bytes/20", "/bytes/21"])
+    // The parent's connection (3 exchanges), and the copy the busy child used (its 2, after the 2
+    // it inherited); not the idle child's.
+    let exchanges = records.filter { $0["kind"] as? String == "connection" }.compactMap { $0["http_exchanges"] as? Int }
+    #expect(exchanges.sorted() == [3, 4])
   }
 
   @Test("a connection left open at exit: recorded then, between exchanges by the library, halfway by the monitor")
@@ -173,7 +218,7 @@ struct LightClientTests {
       }
       """
     let program = try InjectionTests.compile(source, named: "open_at_exit", in: scratch, flags: ["-s"])
-    let (records, _) = try Self.expectSameRecords([program.path], in: scratch)
+    let (records, _, _, _) = try Self.expectSameRecords([program.path], in: scratch)
     #expect(records.filter { $0["kind"] as? String == "connection" }.count == 2)
     #expect(records.filter { $0["kind"] as? String == "http" }.count >= 1)
   }
@@ -185,7 +230,7 @@ struct LightClientTests {
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let plain = try LoopbackServer()
     let secure = try LoopbackServer(tls: tls)
-    let (records, loaded) = try Self.expectSameRecords(
+    let (records, loaded, _, _) = try Self.expectSameRecords(
       ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
        "http://127.0.0.1:\(plain.port)/bytes/10", "https://localhost:\(secure.port)/bytes/10",
        "https://localhost:\(secure.port)/bytes/70000"], in: scratch)
@@ -207,7 +252,7 @@ struct LightClientTests {
     let plain = try LoopbackServer()
     // By name (SNI: localhost), then by address (no SNI: the Host header names it), a 404 on that
     // connection; then a handshake with a server that speaks no TLS.
-    let (records, loaded) = try Self.expectSameRecords(
+    let (records, loaded, _, _) = try Self.expectSameRecords(
       ["sh", "-c", "curl -s --cacert \(tls.certificate) -o /dev/null -o /dev/null -o /dev/null "
         + "https://localhost:\(nginx.tlsPort)/page.bin https://127.0.0.1:\(nginx.tlsPort)/page.bin "
         + "https://127.0.0.1:\(nginx.tlsPort)/missing; curl -s --cacert \(tls.certificate) "
@@ -220,6 +265,16 @@ struct LightClientTests {
     #expect(Set(connections.compactMap { $0["host"] as? String }) == ["localhost", "127.0.0.1"])
     let failed = try #require(connections.first { $0["peer_port"] as? Int == Int(plain.port) })
     #expect((failed["error"] as? [String: Any])?["call"] as? String == "SSL_do_handshake")
+    // Python's ssl module: SSL_read_ex and SSL_write_ex, on a socket BIO.
+    let program = """
+      import ssl, urllib.request
+      context = ssl.create_default_context(cafile="\(tls.certificate)")
+      for path in ["/page.bin", "/page.bin?again=1"]:
+          urllib.request.urlopen("https://localhost:\(nginx.tlsPort)" + path, context=context).read()
+      """
+    let python = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    #expect(!python.monitorLoaded)
+    #expect(python.records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200, 200])
   }
 
   @Test("curl over HTTPS: the monitor takes a session over at a request body, and at an ALPN of h2")
