@@ -32,8 +32,10 @@ void elfhook_client_rearm(elfhook_client *connection) __attribute__((visibility(
  * the name its first request's Host gives. */
 void elfhook_client_name_by_request(elfhook_client *connection) __attribute__((visibility("hidden")));
 
-/* For clients.c, before a socket call on `connection` is accounted for: when the thread is inside
- * an OpenSSL call that no connection is paired with yet, the call's socket is its connection. */
-void elfhook_tls_client_socket_call(elfhook_client *connection) __attribute__((visibility("hidden")));
+/* For clients.c, before a socket call on `connection` that moved bytes (`received`, in `buffer` or
+ * `vector`) is accounted for: it pairs the connection with the OpenSSL session whose ciphertext
+ * these bytes are, if it is one that no connection is paired with yet (tls_clients.c). */
+void elfhook_tls_client_socket_call(elfhook_client *connection, bool received, const void *buffer,
+                                    const struct iovec *vector, int vector_count) __attribute__((visibility("hidden")));
 
 #endif

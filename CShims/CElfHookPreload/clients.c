@@ -343,7 +343,7 @@ void elfhook_client_moved(int fd, bool received, const void *buffer, const struc
   }
   client *connection = entry_of(fd);
   if (connection->core.phase == CNM_PHASE_CONNECTING) establish(connection);
-  elfhook_tls_client_socket_call(connection);
+  elfhook_tls_client_socket_call(connection, received, buffer, vector, vector_count);
   refused = false;
   int saved = errno;
   cnm_account_call(fd, received, buffer, vector, vector_count, result);

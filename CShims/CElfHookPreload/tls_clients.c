@@ -8,7 +8,9 @@
  *
  * - Pairing: a session is paired with its connection by the socket calls of its first handshake
  *   call (libcurl gives OpenSSL a BIO of its own, so SSL_get_fd knows no descriptor), else by
- *   SSL_get_fd. From then on the connection's socket bytes are ciphertext, only counted.
+ *   SSL_get_fd, else, for a session whose ciphertext moves outside its calls (a memory BIO:
+ *   python's asyncio), by the ClientHello its thread sends next (the monitor's TLSJoin). From then
+ *   on the connection's socket bytes are ciphertext, only counted.
  * - The handshake: its first call starts the clock; the call after which it is over gives its end,
  *   version, ALPN protocol and server name, and the replay's template is made again with them.
  *   A handshake that fails for good is the connection's error (SSL_do_handshake, SSL_get_error's
@@ -36,6 +38,12 @@ enum { HOOKED_CALL_SSL_HANDSHAKE = 2 }; /* HookedCall.sslHandshake */
 static __thread void *inside_ssl __attribute__((tls_model("initial-exec")));
 static __thread uint64_t inside_start __attribute__((tls_model("initial-exec")));
 static __thread bool inside_unpaired __attribute__((tls_model("initial-exec")));
+/* The last session whose handshake call this thread made without moving a byte on a socket, and
+ * when that call began: its ClientHello is the next TLS record the thread sends on a connection. */
+static __thread void *unjoined_ssl __attribute__((tls_model("initial-exec")));
+static __thread uint64_t unjoined_start __attribute__((tls_model("initial-exec")));
+
+enum { TLS_HANDSHAKE_RECORD = 0x16 }; /* a TLS record's first byte: its content type */
 
 static bool is_handshake(elfhook_export which) {
   return which == ELFHOOK_SSL_CONNECT || which == ELFHOOK_SSL_DO_HANDSHAKE || which == ELFHOOK_SSL_ACCEPT;
@@ -76,11 +84,21 @@ static void mark_tls(elfhook_client *connection, uint64_t start) {
   if (!connection->core.tls_start) connection->core.tls_start = start;
 }
 
-void elfhook_tls_client_socket_call(elfhook_client *connection) {
-  if (!inside_unpaired || connection->ssl || connection->head.is_tls) return;
-  connection->ssl = inside_ssl;
-  inside_unpaired = false;
-  mark_tls(connection, inside_start);
+void elfhook_tls_client_socket_call(elfhook_client *connection, bool received, const void *buffer,
+                                    const struct iovec *vector, int vector_count) {
+  if (connection->ssl || connection->head.is_tls) return;
+  if (inside_unpaired) {
+    connection->ssl = inside_ssl;
+    inside_unpaired = false;
+    mark_tls(connection, inside_start);
+    return;
+  }
+  if (!unjoined_ssl || received || inside_ssl || connection->head.bytes_sent || connection->head.bytes_received) return;
+  const unsigned char *first = buffer ? buffer : vector_count > 0 && vector[0].iov_len ? vector[0].iov_base : NULL;
+  if (!first || first[0] != TLS_HANDSHAKE_RECORD) return;
+  connection->ssl = unjoined_ssl;
+  mark_tls(connection, unjoined_start);
+  unjoined_ssl = NULL;
 }
 
 /* The connection `ssl` is paired with; or, when its session has no pairing yet, the tracked
@@ -194,7 +212,14 @@ int elfhook_tls_client_call(elfhook_export which, void *ssl, void *buffer, size_
     /* The monitor took the connections over during the call: it reads the plaintext. */
     monitor_reads = connection && moved > 0;
     if (monitor_reads) fd = connection->core.fd;
-  } else if ((connection = paired(ssl))) {
+  } else if (!(connection = paired(ssl))) {
+    /* No socket call in the handshake's call: its ClientHello leaves after it (a memory BIO). */
+    if (handshake && unjoined_ssl != ssl) {
+      unjoined_ssl = ssl;
+      unjoined_start = start;
+    }
+  } else {
+    if (unjoined_ssl == ssl) unjoined_ssl = NULL;
     fd = connection->core.fd;
     if (handshake) {
       if (result == 1) {

@@ -275,6 +275,23 @@ struct LightClientTests {
     let python = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
     #expect(!python.monitorLoaded)
     #expect(python.records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200, 200])
+    // asyncio's memory BIOs: the ciphertext moves after each call, so the session is paired with
+    // the connection its thread sends the ClientHello on next.
+    let asynchronous = """
+      import asyncio, ssl
+      async def main():
+          context = ssl.create_default_context(cafile="\(tls.certificate)")
+          reader, writer = await asyncio.open_connection("localhost", \(nginx.tlsPort), ssl=context)
+          for path in ["/page.bin", "/page.bin?again=1"]:
+              writer.write(f"GET {path} HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n".encode())
+              head = await reader.readuntil(b"\\r\\n\\r\\n")
+              await reader.readexactly(3000)
+          writer.close()
+      asyncio.run(main())
+      """
+    let memory = try Self.expectSameRecords(["python3", "-c", asynchronous], in: scratch)
+    #expect(!memory.monitorLoaded)
+    #expect(memory.records.filter { $0["kind"] as? String == "http" }.map { $0["reused_connection"] as? Bool } == [false, true])
   }
 
   @Test("curl over HTTPS: the monitor takes a session over at a request body, and at an ALPN of h2")
