@@ -4,10 +4,10 @@ import Glibc
 
 // libElfHookMonitor.so: the monitor of an injected process. libElfHookPreload.so (the small C
 // library LD_PRELOAD injects, CShims/CElfHookPreload) reads the ELFHOOK_* variables at start and
-// loads this library at the process's first connect or accept (it records name lookups itself
-// until then); these are the calls it makes (their C types are in elfhook_preload.h). They are
-// public so that a release build (whole-module, where internal symbols are hidden) exports them;
-// exports.map keeps everything else local.
+// loads this library at the process's first call it does not record itself (it records name
+// lookups and light clients); these are the calls it makes (their C types are in
+// elfhook_preload.h). They are public so that a release build (whole-module, where internal
+// symbols are hidden) exports them; exports.map keeps everything else local.
 
 /// Starts recording as the injected library says (`cnm_handoff`: the ELFHOOK_* settings, the ring
 /// it created for the lookups it recorded itself, and those lookups). Returns 0, or -1 when the
