@@ -4,9 +4,9 @@
  * handshake's time, version and ALPN, and its plaintext. So when clients.c sets up, the images that
  * link a TLS library get a trigger in their GOT slots for these functions (the engine, CElfHook,
  * images loaded now only; a TLS library loaded later is seen from its bytes, on the monitor's load). While
- * any connection is tracked here, an OpenSSL trigger goes to tls_clients.c, and the others load the
- * monitor, which takes the connections over, and go through the monitor's hook; otherwise a
- * trigger calls the function its slot held.
+ * any connection is tracked here, an OpenSSL or GnuTLS trigger goes to tls_clients.c, and NSS's
+ * load the monitor, which takes the connections over, and go through the monitor's hook; otherwise
+ * a trigger calls the function its slot held.
  *
  * Not exported under the names themselves, as libc's are: a TLS library is often loaded into a
  * local scope (python's _ssl module, dlopen RTLD_LOCAL) where an export would be bound ahead of it
@@ -36,45 +36,53 @@ static void *through(elfhook_export which, const void *caller) {
     return function arguments;                                                        \
   }
 
-/* OpenSSL's, while connections are tracked here, go to tls_clients.c, which records a session over
- * one of them itself. -1 (0 for the _ex calls) is a failure its callers check. An int count goes
- * there as a size_t and comes back as the same int. */
-#define OPENSSL_TRIGGER(name, index, failure, parameters, buffer, count, done, arguments)                   \
-  int elfhook_forward_##name parameters {                                                                  \
-    if (elfhook_clients_live())                                                                            \
-      return elfhook_tls_client_call(index, ssl, (void *)(buffer), (size_t)(count), done,                  \
-                                     __builtin_return_address(0));                                         \
-    int(*function) parameters = __atomic_load_n(&elfhook_forwarders[index].next, __ATOMIC_ACQUIRE);       \
-    if (!function) {                                                                                       \
-      errno = ENOSYS;                                                                                      \
-      return failure;                                                                                      \
-    }                                                                                                      \
-    return function arguments;                                                                             \
+/* OpenSSL's and GnuTLS's, while connections are tracked here, go to tls_clients.c, which records a
+ * session over one of them itself. -1 (0 for the _ex calls; GNUTLS_E_INTERNAL_ERROR, -59, for
+ * GnuTLS's) is a failure its callers check. `fields` are the call's arguments, as an
+ * elfhook_tls_call's members. */
+#define FIELDS(...) __VA_ARGS__
+#define RECORDED_TRIGGER(result, name, index, failure, parameters, fields, arguments)          \
+  result elfhook_forward_##name parameters {                                                  \
+    if (elfhook_clients_live()) {                                                             \
+      elfhook_tls_call call = {.which = index, FIELDS fields};                                \
+      return (result)elfhook_tls_client_call(&call, __builtin_return_address(0));             \
+    }                                                                                         \
+    result(*function) parameters = __atomic_load_n(&elfhook_forwarders[index].next, __ATOMIC_ACQUIRE); \
+    if (!function) {                                                                          \
+      errno = ENOSYS;                                                                         \
+      return failure;                                                                         \
+    }                                                                                         \
+    return function arguments;                                                                \
   }
 
-OPENSSL_TRIGGER(SSL_do_handshake, ELFHOOK_SSL_DO_HANDSHAKE, -1, (void *ssl), NULL, 0, NULL, (ssl))
-OPENSSL_TRIGGER(SSL_connect, ELFHOOK_SSL_CONNECT, -1, (void *ssl), NULL, 0, NULL, (ssl))
-OPENSSL_TRIGGER(SSL_accept, ELFHOOK_SSL_ACCEPT, -1, (void *ssl), NULL, 0, NULL, (ssl))
-OPENSSL_TRIGGER(SSL_read, ELFHOOK_SSL_READ, -1, (void *ssl, void *buffer, int count), buffer, count, NULL,
-                (ssl, buffer, count))
-OPENSSL_TRIGGER(SSL_read_ex, ELFHOOK_SSL_READ_EX, 0, (void *ssl, void *buffer, size_t count, size_t *read), buffer,
-                count, read, (ssl, buffer, count, read))
-OPENSSL_TRIGGER(SSL_write, ELFHOOK_SSL_WRITE, -1, (void *ssl, const void *buffer, int count), buffer, count, NULL,
-                (ssl, buffer, count))
-OPENSSL_TRIGGER(SSL_write_ex, ELFHOOK_SSL_WRITE_EX, 0,
-                (void *ssl, const void *buffer, size_t count, size_t *written), buffer, count, written,
-                (ssl, buffer, count, written))
-/* GnuTLS: GNUTLS_E_INTERNAL_ERROR (-59). */
-TLS_TRIGGER(int, gnutls_handshake, ELFHOOK_GNUTLS_HANDSHAKE, -59, (void *session), (session))
-TLS_TRIGGER(ssize_t, gnutls_record_send, ELFHOOK_GNUTLS_RECORD_SEND, -59, (void *session, const void *data, size_t size),
-            (session, data, size))
-TLS_TRIGGER(ssize_t, gnutls_record_send2, ELFHOOK_GNUTLS_RECORD_SEND2, -59,
-            (void *session, const void *data, size_t size, size_t pad, unsigned flags),
-            (session, data, size, pad, flags))
-TLS_TRIGGER(ssize_t, gnutls_record_recv, ELFHOOK_GNUTLS_RECORD_RECV, -59, (void *session, void *data, size_t size),
-            (session, data, size))
-TLS_TRIGGER(ssize_t, gnutls_record_recv_seq, ELFHOOK_GNUTLS_RECORD_RECV_SEQ, -59,
-            (void *session, void *data, size_t size, unsigned char *sequence), (session, data, size, sequence))
+RECORDED_TRIGGER(int, SSL_do_handshake, ELFHOOK_SSL_DO_HANDSHAKE, -1, (void *ssl), (.session = ssl), (ssl))
+RECORDED_TRIGGER(int, SSL_connect, ELFHOOK_SSL_CONNECT, -1, (void *ssl), (.session = ssl), (ssl))
+RECORDED_TRIGGER(int, SSL_accept, ELFHOOK_SSL_ACCEPT, -1, (void *ssl), (.session = ssl), (ssl))
+RECORDED_TRIGGER(int, SSL_read, ELFHOOK_SSL_READ, -1, (void *ssl, void *buffer, int count),
+                 (.session = ssl, .buffer = buffer, .count = (size_t)count), (ssl, buffer, count))
+RECORDED_TRIGGER(int, SSL_read_ex, ELFHOOK_SSL_READ_EX, 0, (void *ssl, void *buffer, size_t count, size_t *read),
+                 (.session = ssl, .buffer = buffer, .count = count, .done = read), (ssl, buffer, count, read))
+RECORDED_TRIGGER(int, SSL_write, ELFHOOK_SSL_WRITE, -1, (void *ssl, const void *buffer, int count),
+                 (.session = ssl, .buffer = (void *)buffer, .count = (size_t)count), (ssl, buffer, count))
+RECORDED_TRIGGER(int, SSL_write_ex, ELFHOOK_SSL_WRITE_EX, 0,
+                 (void *ssl, const void *buffer, size_t count, size_t *written),
+                 (.session = ssl, .buffer = (void *)buffer, .count = count, .done = written),
+                 (ssl, buffer, count, written))
+RECORDED_TRIGGER(int, gnutls_handshake, ELFHOOK_GNUTLS_HANDSHAKE, -59, (void *session), (.session = session),
+                 (session))
+RECORDED_TRIGGER(ssize_t, gnutls_record_send, ELFHOOK_GNUTLS_RECORD_SEND, -59,
+                 (void *session, const void *data, size_t size),
+                 (.session = session, .buffer = (void *)data, .count = size), (session, data, size))
+RECORDED_TRIGGER(ssize_t, gnutls_record_send2, ELFHOOK_GNUTLS_RECORD_SEND2, -59,
+                 (void *session, const void *data, size_t size, size_t pad, unsigned flags),
+                 (.session = session, .buffer = (void *)data, .count = size, .pad = pad, .flags = flags),
+                 (session, data, size, pad, flags))
+RECORDED_TRIGGER(ssize_t, gnutls_record_recv, ELFHOOK_GNUTLS_RECORD_RECV, -59, (void *session, void *data, size_t size),
+                 (.session = session, .buffer = data, .count = size), (session, data, size))
+RECORDED_TRIGGER(ssize_t, gnutls_record_recv_seq, ELFHOOK_GNUTLS_RECORD_RECV_SEQ, -59,
+                 (void *session, void *data, size_t size, unsigned char *sequence),
+                 (.session = session, .buffer = data, .count = size, .sequence = sequence),
+                 (session, data, size, sequence))
 /* NSS and NSPR: SECFailure and -1. */
 TLS_TRIGGER(int, SSL_ForceHandshake, ELFHOOK_SSL_FORCE_HANDSHAKE, -1, (void *fd), (fd))
 TLS_TRIGGER(int, SSL_ForceHandshakeWithTimeout, ELFHOOK_SSL_FORCE_HANDSHAKE_WITH_TIMEOUT, -1,

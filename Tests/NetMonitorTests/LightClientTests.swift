@@ -294,6 +294,30 @@ struct LightClientTests {
     #expect(memory.records.filter { $0["kind"] as? String == "http" }.map { $0["reused_connection"] as? Bool } == [false, true])
   }
 
+  @Test("wget over HTTPS (GnuTLS): nginx's answers, a refused certificate and a failed handshake, all without the monitor")
+  func gnutlsWithoutTheMonitor() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let nginx = try LoopbackNginx(files: ["page.bin": 3000], tls: tls)
+    let plain = try LoopbackServer()
+    // Two files on one connection and a 404 on another; then a certificate wget refuses after the
+    // handshake (exit 5), and a handshake with a server that speaks no TLS (exit 4).
+    let wget = "wget -q -O /dev/null --ca-certificate=\(tls.certificate)"
+    let (records, loaded, _, _) = try Self.expectSameRecords(
+      ["sh", "-c", "\(wget) https://localhost:\(nginx.tlsPort)/page.bin https://localhost:\(nginx.tlsPort)/page.bin?2 "
+        + "https://127.0.0.1:\(nginx.tlsPort)/missing; wget -q -O /dev/null https://localhost:\(nginx.tlsPort)/page.bin; "
+        + "\(wget) https://127.0.0.1:\(plain.port)/bytes/10; true"], in: scratch)
+    #expect(!loaded)
+    let exchanges = records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["status"] as? Int } == [200, 200, 404])
+    #expect(exchanges.allSatisfy { $0["scheme"] as? String == "https" && $0["tls_version"] as? String != nil })
+    let connections = records.filter { $0["kind"] as? String == "connection" }
+    #expect(connections.count == 4)
+    let failed = try #require(connections.first { $0["peer_port"] as? Int == Int(plain.port) })
+    #expect((failed["error"] as? [String: Any])?["call"] as? String == "gnutls_handshake")
+  }
+
   @Test("curl over HTTPS: the monitor takes a session over at a request body, and at an ALPN of h2")
   func tlsTakenOver() throws {
     let scratch = try TemporaryDirectory("light")

@@ -226,14 +226,24 @@ bool elfhook_client_closing(int fd);
  * now): false when the engine fails. */
 bool elfhook_tls_triggers_set(void);
 /* Whether any connection is tracked here: a TLS library's call then goes to tls_clients.c
- * (OpenSSL's) or loads the monitor first (the others'). */
+ * (OpenSSL's and GnuTLS's) or loads the monitor first (NSS's). */
 bool elfhook_clients_live(void);
-/* An OpenSSL call (`which`: SSL_connect, SSL_do_handshake, SSL_accept, SSL_read, SSL_write or their
- * _ex forms; `count` the int or size_t count, `done` the _ex forms' out-parameter) while
- * connections are tracked here: recorded here when its session is over one of them, else through
- * the monitor (tls_clients.c). Returns the call's result, errno its own. */
-int elfhook_tls_client_call(elfhook_export which, void *ssl, void *buffer, size_t count, size_t *done,
-                            const void *caller);
+/* A call of OpenSSL's or GnuTLS's that tls_clients.c records: `which` (SSL_connect,
+ * SSL_do_handshake, SSL_accept, SSL_read, SSL_write and their _ex forms; gnutls_handshake,
+ * gnutls_record_send, _send2, _recv and _recv_seq) on `session`, with its arguments. */
+typedef struct elfhook_tls_call {
+  elfhook_export which;
+  void *session;
+  void *buffer;
+  size_t count;            /* SSL_read's and SSL_write's int count as a size_t: the same int comes back */
+  size_t *done;            /* SSL_read_ex, SSL_write_ex: the bytes moved */
+  size_t pad;              /* gnutls_record_send2 */
+  unsigned flags;          /* gnutls_record_send2 */
+  unsigned char *sequence; /* gnutls_record_recv_seq */
+} elfhook_tls_call;
+/* `call`, while connections are tracked here: recorded here when its session is over one of them,
+ * else through the monitor (tls_clients.c). Returns the call's result, errno its own. */
+ssize_t elfhook_tls_client_call(const elfhook_tls_call *call, const void *caller);
 /* Before the monitor starts: waits for the calls under way here, stops every connection's replay,
  * and fills `handoff`'s clients. */
 void elfhook_clients_handoff(cnm_handoff *handoff);
