@@ -1,5 +1,5 @@
-/* client_entry.h — what clients.c (a tracked connection's life) shares with tls_clients.c (an
- * OpenSSL session over one): the entry of a tracked connection, and the rule for touching it. */
+/* client_entry.h — what clients.c (a tracked connection's life) shares with tls_clients.c (a TLS
+ * session over one): the entry of a tracked connection, and the rule for touching it. */
 #ifndef ELFHOOK_CLIENT_ENTRY_H
 #define ELFHOOK_CLIENT_ENTRY_H
 
@@ -12,7 +12,7 @@
 typedef struct elfhook_client {
   cnm_connection_head head; /* first: the data path finds it at the entry's address */
   cnm_connection_core core;
-  void *ssl; /* the OpenSSL session over the connection (tls_clients.c); NULL until one is paired */
+  void *ssl; /* the TLS session (an SSL *, a gnutls_session_t) over it (tls_clients.c); NULL until paired */
 } elfhook_client;
 
 static inline elfhook_client *elfhook_client_entry(int fd) { return (elfhook_client *)cnm_slot(fd); }

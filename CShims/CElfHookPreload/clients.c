@@ -1,4 +1,4 @@
-/* HTTP/1.x clients, recorded by the injected library itself (elfhook_preload.h); their OpenSSL
+/* HTTP/1.x clients, recorded by the injected library itself (elfhook_preload.h); their TLS
  * sessions in tls_clients.c.
  *
  * Loading the monitor costs a short-lived process ~1.5 ms (mapping, relocating and starting a
@@ -13,13 +13,13 @@
  * its close. The records are the monitor's, field for field (LightClientTests compares them).
  *
  * What the replay refuses (another method than GET, a request body, a response that is not a head
- * and a body of known length, TLS bytes outside an OpenSSL session, a call on another thread) it
- * hands to "Swift": here, a callback that notes it. Once the call is accounted for, the monitor is
- * loaded, takes every connection tracked here over where it is (its replay stopped: Swift parses
- * what the replay took of the exchange under way from the heads it kept, at the times they moved:
- * ExchangeReplay.swift), and is handed the call's bytes. So are a connection closed with an
- * exchange under way, another TLS library's first call (tls_triggers.c), an accept, and anything
- * else that loads the monitor.
+ * and a body of known length, TLS bytes outside a session tls_clients.c paired, a call on another
+ * thread) it hands to "Swift": here, a callback that notes it. Once the call is accounted for, the
+ * monitor is loaded, takes every connection tracked here over where it is (its replay stopped:
+ * Swift parses what the replay took of the exchange under way from the heads it kept, at the times
+ * they moved: ExchangeReplay.swift), and is handed the call's bytes. So are a connection closed
+ * with an exchange under way, NSS's first call (tls_triggers.c), an accept, and anything else that
+ * loads the monitor.
  *
  * Two threads: a call is accounted for between enter() and leave(), after its original returned;
  * the thread that hands the connections over raises `handing_over`, then waits until no call is

@@ -48,7 +48,7 @@ public func elfhookMonitorAccount(
   cnm_account_tracked_call(fd, received, buffer, vector, vectorCount, result)
 }
 
-/// Plaintext of an OpenSSL call the injected library was accounting for on a connection it
+/// Plaintext of a TLS library's call the injected library was accounting for on a connection it
 /// tracked itself (CShims/CElfHookPreload/tls_clients.c) when it handed the connection over: it
 /// goes where the TLS hooks' would.
 @_cdecl("elfhook_monitor_plaintext")

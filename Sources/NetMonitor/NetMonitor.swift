@@ -103,7 +103,7 @@ public enum NetMonitor {
     Traffic.adoptClient(head: head, core: core)
   }
 
-  /// Plaintext an OpenSSL call moved on a connection the injected library tracked, when it handed
+  /// Plaintext a TLS library's call moved on a connection the injected library tracked, when it handed
   /// that connection over: counted and read as the TLS hooks' would be.
   @_spi(Injection)
   public static func takeInjectedPlaintext(fd: Int32, fromPeer: Bool, _ buffer: UnsafeRawPointer?, count: Int) {

@@ -17,8 +17,8 @@
  * An HTTP/1.x client does not load the monitor either (clients.c): its connections and their
  * simple exchanges are recorded here, by the monitor's own C hooks (CNetMonitor's data path and
  * replay), to which this library's exports of the data-path calls (read, write, close and their
- * families) send a tracked connection's calls, and so are its OpenSSL sessions (tls_clients.c). The
- * first call this cannot record (another TLS library's, an accept, bytes that are no simple
+ * families) send a tracked connection's calls, and so are its OpenSSL and GnuTLS sessions
+ * (tls_clients.c). The first call this cannot record (NSS's, an accept, bytes that are no simple
  * exchange) loads the monitor, which takes these connections over where they are. */
 #ifndef ELFHOOK_PRELOAD_H
 #define ELFHOOK_PRELOAD_H

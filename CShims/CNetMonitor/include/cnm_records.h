@@ -121,8 +121,8 @@ typedef struct cnm_handoff {
   uint32_t client_count;
   size_t client_entry_size;
   size_t client_core_offset;
-  /* At `client_ssl_offset`, the OpenSSL session (an SSL *) paired with the entry's connection, or
-   * NULL: the monitor's TLS hooks find the connection under it from then on. */
+  /* At `client_ssl_offset`, the TLS session (an SSL *, a gnutls_session_t) paired with the entry's
+   * connection, or NULL: the monitor's TLS hooks find the connection under it from then on. */
   size_t client_ssl_offset;
   uint64_t last_connection_id; /* the connection ids the injected library gave: 1 … this */
 } cnm_handoff;

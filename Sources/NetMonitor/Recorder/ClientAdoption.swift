@@ -16,8 +16,8 @@ extension Traffic {
     for fd in 0..<Int(given.client_count) where tracked[fd] != 0 {
       let entry = UnsafeRawPointer(entries + fd * given.client_entry_size)
       adoptClient(head: entry.assumingMemoryBound(to: cnm_connection_head.self), core: entry + given.client_core_offset)
-      // The OpenSSL session the library paired with it (its own BIO, as libcurl's, names no
-      // descriptor that SSL_get_fd could give): the TLS hooks find the connection under it.
+      // The TLS session the library paired with it (libcurl's BIO names no descriptor that
+      // SSL_get_fd could give): the TLS hooks find the connection under it.
       if given.client_ssl_offset != 0, let ssl = (entry + given.client_ssl_offset).load(as: UnsafeMutableRawPointer?.self),
         let slot = ConnectionTable.tracked(Int32(fd))
       {
