@@ -36,14 +36,14 @@ enum { SSL_ERROR_WANT_READ = 2, SSL_ERROR_WANT_WRITE = 3, TLSEXT_NAMETYPE_HOST_N
 enum { GNUTLS_E_AGAIN = -28, GNUTLS_E_INTERRUPTED = -52, GNUTLS_E_INTERNAL_ERROR = -59 };
 enum { HOOKED_CALL_SSL_HANDSHAKE = 2, HOOKED_CALL_GNUTLS_HANDSHAKE = 3 }; /* HookedCall's */
 
-/* The OpenSSL call this thread is inside (the outermost), when it began, and whether its session
- * was unpaired when it began: then its socket calls pair it. */
-static __thread void *inside_ssl __attribute__((tls_model("initial-exec")));
+/* The TLS library's call this thread is inside (the outermost), when it began, and whether its
+ * session was unpaired when it began: then its socket calls pair it. */
+static __thread void *inside_session __attribute__((tls_model("initial-exec")));
 static __thread uint64_t inside_start __attribute__((tls_model("initial-exec")));
 static __thread bool inside_unpaired __attribute__((tls_model("initial-exec")));
 /* The last session whose handshake call this thread made without moving a byte on a socket, and
  * when that call began: its ClientHello is the next TLS record the thread sends on a connection. */
-static __thread void *unjoined_ssl __attribute__((tls_model("initial-exec")));
+static __thread void *unjoined_session __attribute__((tls_model("initial-exec")));
 static __thread uint64_t unjoined_start __attribute__((tls_model("initial-exec")));
 
 enum { TLS_HANDSHAKE_RECORD = 0x16 }; /* a TLS record's first byte: its content type */
@@ -117,17 +117,17 @@ void elfhook_tls_client_socket_call(elfhook_client *connection, bool received, c
                                     const struct iovec *vector, int vector_count) {
   if (connection->ssl || connection->head.is_tls) return;
   if (inside_unpaired) {
-    connection->ssl = inside_ssl;
+    connection->ssl = inside_session;
     inside_unpaired = false;
     mark_tls(connection, inside_start);
     return;
   }
-  if (!unjoined_ssl || received || inside_ssl || connection->head.bytes_sent || connection->head.bytes_received) return;
+  if (!unjoined_session || received || inside_session || connection->head.bytes_sent || connection->head.bytes_received) return;
   const unsigned char *first = buffer ? buffer : vector_count > 0 && vector[0].iov_len ? vector[0].iov_base : NULL;
   if (!first || first[0] != TLS_HANDSHAKE_RECORD) return;
-  connection->ssl = unjoined_ssl;
+  connection->ssl = unjoined_session;
   mark_tls(connection, unjoined_start);
-  unjoined_ssl = NULL;
+  unjoined_session = NULL;
 }
 
 /* The descriptor the TLS library says `session` runs over; -1 when it knows none. */
@@ -260,7 +260,7 @@ ssize_t elfhook_tls_client_call(const elfhook_tls_call *call, const void *caller
   void *function = elfhook_next(call->which), *session = call->session;
   size_t moved;
   /* The library calling its own hooked function: the outermost call counts. */
-  if (function && session && inside_ssl == session) return make(function, call, &moved);
+  if (function && session && inside_session == session) return make(function, call, &moved);
   if (!function || !session || call->which == ELFHOOK_SSL_ACCEPT) return through_monitor(call, caller);
 
   bool gnutls = is_gnutls(call->which), handshake = is_handshake(call->which), received = is_read(call->which);
@@ -279,16 +279,16 @@ ssize_t elfhook_tls_client_call(const elfhook_tls_call *call, const void *caller
     return through_monitor(call, caller);
   }
 
-  void *outer_ssl = inside_ssl; /* a session inside another's call (TLS through a TLS proxy) */
+  void *outer_session = inside_session; /* a session inside another's call (TLS through a TLS proxy) */
   uint64_t outer_start = inside_start;
   bool outer_unpaired = inside_unpaired;
-  inside_ssl = session;
+  inside_session = session;
   inside_start = start;
   inside_unpaired = connection == NULL;
   errno = saved;
   ssize_t result = make(function, call, &moved);
   int error = errno;
-  inside_ssl = outer_ssl;
+  inside_session = outer_session;
   inside_start = outer_start;
   inside_unpaired = outer_unpaired;
 
@@ -300,12 +300,12 @@ ssize_t elfhook_tls_client_call(const elfhook_tls_call *call, const void *caller
     if (monitor_reads) fd = connection->core.fd;
   } else if (!(connection = paired(session, gnutls))) {
     /* No socket call in the handshake's call: its ClientHello leaves after it (a memory BIO). */
-    if (handshake && unjoined_ssl != session) {
-      unjoined_ssl = session;
+    if (handshake && unjoined_session != session) {
+      unjoined_session = session;
       unjoined_start = start;
     }
   } else {
-    if (unjoined_ssl == session) unjoined_ssl = NULL;
+    if (unjoined_session == session) unjoined_session = NULL;
     fd = connection->core.fd;
     bool over = connection->core.tls_end != 0;
     if (handshake) {
