@@ -4,13 +4,12 @@
  * Loading the monitor costs a short-lived process ~1.5 ms (mapping, relocating and starting a
  * Swift library of ~7 MB: BENCHMARKS.md), more than a `curl` of a small file takes. So while the
  * monitor is armed, an internet TCP connect is tracked here, in this library's copy of
- * CNetMonitor's table (an entry: client_entry.h), and the
- * monitor's own C code records it: the data path (cnm_account_call, io_hooks.c), to which the
- * exported data-path calls send the connection's calls (io_forwarders.c), and the replay of simple
- * exchanges (exchange_replay.c), armed when the connection is established with a template made
- * here (a record's first line, the connection's setup and identity: cnm_record_layout.h), so that
- * it records the connection's first exchange too. The connection's record is written here, at
- * its close. The records are the monitor's, field for field (LightClientTests compares them).
+ * CNetMonitor's table (an entry: client_entry.h), and the monitor's own C code records it: the
+ * data path (cnm_account_call, io_hooks.c), to which the exported data-path calls send the
+ * connection's calls (io_forwarders.c), and the replay of simple exchanges (exchange_replay.c),
+ * armed when the connection is established with a template made here (a record's first line, the
+ * connection's setup and identity: cnm_record_layout.h), so that it records the connection's first
+ * exchange too. The connection's record is written here, at its close. The records are the monitor's, field for field (LightClientTests compares them).
  *
  * What the replay refuses (another method than GET, a request body, a response that is not a head
  * and a body of known length, TLS bytes outside a session tls_clients.c paired, a call on another
