@@ -7,6 +7,7 @@
 #include "cnm_record_layout.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 /* An entry of this library's copy of CNetMonitor's table. */
 typedef struct elfhook_client {
@@ -16,6 +17,15 @@ typedef struct elfhook_client {
 } elfhook_client;
 
 static inline elfhook_client *elfhook_client_entry(int fd) { return (elfhook_client *)cnm_slot(fd); }
+
+/* Sets a core's FixedText `field` (a host, a TLS version…) to `length` bytes of `text` (not
+ * NUL-terminated), as many as it holds. */
+#define ELFHOOK_SET_TEXT(field, text, length)                                          \
+  do {                                                                                 \
+    size_t kept_ = (length) < sizeof(field).bytes ? (length) : sizeof(field).bytes;    \
+    memcpy((field).bytes, (text), kept_);                                              \
+    (field).count = (int64_t)kept_;                                                    \
+  } while (0)
 
 /* Entries are read and written only between elfhook_clients_enter and elfhook_clients_leave (a call
  * is accounted for there, after its original returned), and only when enter returned true: false
@@ -33,7 +43,7 @@ void elfhook_client_rearm(elfhook_client *connection) __attribute__((visibility(
 void elfhook_client_name_by_request(elfhook_client *connection) __attribute__((visibility("hidden")));
 
 /* For clients.c, before a socket call on `connection` that moved bytes (`received`, in `buffer` or
- * `vector`) is accounted for: it pairs the connection with the OpenSSL session whose ciphertext
+ * `vector`) is accounted for: it pairs the connection with the TLS session whose ciphertext
  * these bytes are, if it is one that no connection is paired with yet (tls_clients.c). */
 void elfhook_tls_client_socket_call(elfhook_client *connection, bool received, const void *buffer,
                                     const struct iovec *vector, int vector_count) __attribute__((visibility("hidden")));

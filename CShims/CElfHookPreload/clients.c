@@ -9,7 +9,8 @@
  * connection's calls (io_forwarders.c), and the replay of simple exchanges (exchange_replay.c),
  * armed when the connection is established with a template made here (a record's first line, the
  * connection's setup and identity: cnm_record_layout.h), so that it records the connection's first
- * exchange too. The connection's record is written here, at its close. The records are the monitor's, field for field (LightClientTests compares them).
+ * exchange too. The connection's record is written here, at its close. The records are the
+ * monitor's, field for field (LightClientTests compares them).
  *
  * What the replay refuses (another method than GET, a request body, a response that is not a head
  * and a body of known length, TLS bytes outside a session tls_clients.c paired, a call on another
@@ -208,9 +209,7 @@ void elfhook_client_name_by_request(client *connection) {
   size_t length = cnm_host_header_name_length(host, request->host_length,
                                               connection->head.replay_request_bytes[4] == '/',
                                               connection->core.peer.port, connection->core.is_tls);
-  size_t kept = length < sizeof connection->core.host.bytes ? length : sizeof connection->core.host.bytes;
-  memcpy(connection->core.host.bytes, host, kept);
-  connection->core.host.count = (int64_t)kept;
+  ELFHOOK_SET_TEXT(connection->core.host, host, length);
 }
 
 /* The connection's record (as Traffic.closed writes it). */
@@ -235,6 +234,12 @@ static void record_connection(client *connection) {
   cnm_queue_publish(queue, ticket);
 }
 
+/* `fd` is tracked here no more. */
+static void forget(int fd) {
+  cnm_set_tracked(fd, false);
+  __atomic_sub_fetch(&live_clients, 1, __ATOMIC_RELAXED);
+}
+
 /* Records the connection on `fd` and stops tracking it; false, leaving it tracked, when it has an
  * exchange under way (the monitor finishes it: a response without a length ends at the close, an
  * unanswered request is recorded so), or is a fork child's inherited one that the child used. */
@@ -246,8 +251,7 @@ static bool close_tracked(int fd, bool is_open) {
     if (__atomic_load_n(&connection->head.bytes_sent, __ATOMIC_RELAXED) ||
         __atomic_load_n(&connection->head.bytes_received, __ATOMIC_RELAXED))
       return false;
-    cnm_set_tracked(fd, false);
-    __atomic_sub_fetch(&live_clients, 1, __ATOMIC_RELAXED);
+    forget(fd);
     return true;
   }
   uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
@@ -255,8 +259,7 @@ static bool close_tracked(int fd, bool is_open) {
   if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING) return false;
   if (connection->core.phase == CNM_PHASE_CONNECTING) settle_unchecked(fd, connection, is_open);
   record_connection(connection);
-  cnm_set_tracked(fd, false);
-  __atomic_sub_fetch(&live_clients, 1, __ATOMIC_RELAXED);
+  forget(fd);
   return true;
 }
 
@@ -291,9 +294,7 @@ bool elfhook_client_connect(const elfhook_preload_configuration *configuration, 
   core->connect_start = start;
   cnm_resolution found;
   if (cnm_resolutions_look_up(&core->peer, (uint64_t)pthread_self(), &found)) {
-    size_t kept = found.host_length < sizeof core->host.bytes ? found.host_length : sizeof core->host.bytes;
-    memcpy(core->host.bytes, found.host, kept);
-    core->host.count = (int64_t)kept;
+    ELFHOOK_SET_TEXT(core->host, found.host, found.host_length);
     if (found.has_lookup_time) {
       core->dns_ns = found.lookup_ns;
       core->has_dns = 1;
@@ -433,12 +434,7 @@ void elfhook_clients_handed_over(bool running) {
 static void inherit_all(void) {
   uint32_t count = __atomic_load_n(&highest_fd, __ATOMIC_RELAXED);
   for (uint32_t fd = 0; fd < count; fd++) {
-    if (!cnm_tracked[fd]) continue;
-    cnm_connection_head *head = &entry_of((int)fd)->head;
-    head->bytes_sent = 0;
-    head->bytes_received = 0;
-    head->inherited = 1;
-    cnm_replay_stop(head);
+    if (cnm_tracked[fd]) cnm_inherit_connection(&entry_of((int)fd)->head);
   }
 }
 

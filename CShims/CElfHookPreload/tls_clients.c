@@ -150,14 +150,6 @@ static elfhook_client *paired(void *session, bool gnutls) {
   return connection;
 }
 
-/* Sets a FixedText `field` to `length` bytes of `text` (not NUL-terminated), as many as it holds. */
-#define SET_TEXT(field, text, length)                                                          \
-  do {                                                                                         \
-    size_t kept_ = (length) < sizeof(field).bytes ? (length) : sizeof(field).bytes;            \
-    memcpy((field).bytes, (text), kept_);                                                      \
-    (field).count = (int64_t)kept_;                                                            \
-  } while (0)
-
 /* The version GnuTLS negotiated, named as OpenSSL names it (gnutls_protocol_t's stable values), as
  * the monitor names it (GnuTLSHooks.swift). */
 static const char *gnutls_version_name(void *session) {
@@ -201,13 +193,13 @@ static bool handshake_over(elfhook_client *connection, void *session, bool gnutl
   const char *version = gnutls                       ? gnutls_version_name(session)
                         : cnm_openssl.SSL_get_version ? cnm_openssl.SSL_get_version(session)
                                                       : NULL;
-  if (version) SET_TEXT(core->tls_version, version, strlen(version));
+  if (version) ELFHOOK_SET_TEXT(core->tls_version, version, strlen(version));
   size_t protocol_length;
   const unsigned char *protocol = negotiated_protocol(session, gnutls, &protocol_length);
-  if (protocol_length) SET_TEXT(core->tls_alpn, protocol, protocol_length);
+  if (protocol_length) ELFHOOK_SET_TEXT(core->tls_alpn, protocol, protocol_length);
   if (!gnutls && core->host.count == 0 && cnm_openssl.SSL_get_servername) {
     const char *name = cnm_openssl.SSL_get_servername(session, TLSEXT_NAMETYPE_HOST_NAME);
-    if (name) SET_TEXT(core->host, name, strlen(name));
+    if (name) ELFHOOK_SET_TEXT(core->host, name, strlen(name));
   }
   /* Before any exchange (no plaintext moves before the handshake is over). */
   if (__atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE) == CNM_REPLAY_ARMED)

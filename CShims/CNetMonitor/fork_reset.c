@@ -27,15 +27,9 @@ static struct {
 static void inherit_connections(void) {
   uint32_t limit = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) == 0 ? 0 : cnm_get_tracked_limit();
   for (uint32_t fd = 0; fd < limit; fd++) {
-    if (!cnm_tracked[fd]) continue;
-    cnm_connection_head *head = cnm_slot((int)fd);
-    head->bytes_sent = 0;
-    head->bytes_received = 0;
-    head->inherited = 1;
-    /* The hooks' replay is the parent's: its template names the parent, and the forking thread,
-     * the child's only one, would be its owner. The child's exchanges go to Swift, which takes
-     * over what the parent left halfway and arms it again for the child. */
-    cnm_replay_stop(head);
+    /* The child's exchanges go to Swift, which takes over what the parent left halfway and arms
+     * the replay again for the child. */
+    if (cnm_tracked[fd]) cnm_inherit_connection(cnm_slot((int)fd));
   }
   cnm_ssl_map_clear();
 }

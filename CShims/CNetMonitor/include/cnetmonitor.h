@@ -621,6 +621,17 @@ static inline uint64_t cnm_replay_stop(cnm_connection_head *head) {
   }
 }
 
+/* In a fork child: the connection under `head` is the child's copy of its parent's, which the child
+ * records only if it moves bytes on it (its counts zeroed, marked inherited). The hooks' replay is
+ * the parent's: its template names the parent, and the forking thread, the child's only one, would
+ * be its owner; it is stopped. (fork_reset.c for the monitor, clients.c for the injected library.) */
+static inline void cnm_inherit_connection(cnm_connection_head *head) {
+  head->bytes_sent = 0;
+  head->bytes_received = 0;
+  head->inherited = 1;
+  cnm_replay_stop(head);
+}
+
 /* Takes a part a stopped replay left pending (CNM_REPLAY_REQUEST_PENDING or _RESPONSE_PENDING):
  * true for the one caller that gets it, and must have Swift parse it. */
 static inline bool cnm_replay_claim(cnm_connection_head *head, uint64_t part) {
