@@ -212,8 +212,8 @@ void elfhook_client_name_by_request(client *connection) {
   ELFHOOK_SET_TEXT(connection->core.host, host, length);
 }
 
-/* The connection's record (as Traffic.closed writes it). */
-static void record_connection(client *connection) {
+/* The connection's record (as Traffic.closed writes it), `streams` its HTTP/2 streams recorded. */
+static void record_connection(client *connection, uint64_t streams) {
   cnm_queue *queue = cnm_record_queue();
   if (!queue) return;
   uint64_t end = cnm_monotonic_ns(), ticket;
@@ -223,7 +223,7 @@ static void record_connection(client *connection) {
     return;
   }
   uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
-  connection->core.http_exchanges = state >> CNM_REPLAY_COUNT_SHIFT;
+  connection->core.http_exchanges = (state >> CNM_REPLAY_COUNT_SHIFT) + streams;
   connection->core.bytes_sent = __atomic_load_n(&connection->head.bytes_sent, __ATOMIC_RELAXED);
   connection->core.bytes_received = __atomic_load_n(&connection->head.bytes_received, __ATOMIC_RELAXED);
   record->kind = CNM_RECORD_CONNECTION;
@@ -257,8 +257,9 @@ static bool close_tracked(int fd, bool is_open) {
   uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
   uint64_t phase = state & CNM_REPLAY_PHASE;
   if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING) return false;
+  uint64_t streams = elfhook_h2_client_finish(connection);
   if (connection->core.phase == CNM_PHASE_CONNECTING) settle_unchecked(fd, connection, is_open);
-  record_connection(connection);
+  record_connection(connection, streams);
   forget(fd);
   return true;
 }
@@ -411,6 +412,7 @@ void elfhook_clients_handoff(cnm_handoff *handoff) {
   handoff->client_entry_size = cnm_slot_size;
   handoff->client_core_offset = offsetof(client, core);
   handoff->client_ssl_offset = offsetof(client, ssl);
+  handoff->client_h2_offset = offsetof(client, h2);
 }
 
 /* No connection is tracked here any more. */

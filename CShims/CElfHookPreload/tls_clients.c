@@ -18,14 +18,15 @@
  *   with them. A handshake that fails for good is the connection's error (SSL_do_handshake and
  *   SSL_get_error's code, gnutls_handshake and its result), as the monitor records it.
  * - Plaintext: counted, and taken by the replay while it is part of a simple exchange
- *   (cnm_replay_take_plaintext).
+ *   (cnm_replay_take_plaintext), or, when ALPN chose h2, by the HTTP/2 reader (h2_clients.c).
  *
- * What the replay refuses, and a protocol ALPN chose other than HTTP/1.1 (h2), load the monitor,
- * which takes the connections over with their sessions' pairings (cnm_handoff), and is handed the
- * call's plaintext (elfhook_monitor_plaintext). A session this cannot pair before it moves
- * plaintext, SSL_accept, and NSS's calls go through the monitor, loaded first, as before. Nothing
- * here allocates on a call's way but the TLS library's functions' look-up at its first (dlopen of
- * the loaded library, as the monitor's hooks do); errno is the call's. */
+ * What the replay or the HTTP/2 reader refuses, and a protocol ALPN chose other than HTTP/1.1 and
+ * h2, load the monitor, which takes the connections over with their sessions' pairings and HTTP/2
+ * readers (cnm_handoff), and is handed the call's plaintext (elfhook_monitor_plaintext). A session
+ * this cannot pair before it moves plaintext, SSL_accept, and NSS's calls go through the monitor,
+ * loaded first, as before. Nothing here allocates on a call's way but the TLS library's functions'
+ * look-up at its first (dlopen of the loaded library, as the monitor's hooks do) and the HTTP/2
+ * pool's mapping at the first HTTP/2 session; errno is the call's. */
 #include "client_entry.h"
 #include "elfhook_preload.h"
 
@@ -184,9 +185,18 @@ static const unsigned char *negotiated_protocol(void *session, bool gnutls, size
   return protocol;
 }
 
+static bool is_protocol(const unsigned char *protocol, size_t length, const char *name) {
+  return length == strlen(name) && memcmp(protocol, name, length) == 0;
+}
+
+/* Whether ALPN chose HTTP/2 for the session over `connection` (h2_clients.c reads it). */
+static bool speaks_h2(const elfhook_client *connection) {
+  return is_protocol(connection->core.tls_alpn.bytes, (size_t)connection->core.tls_alpn.count, "h2");
+}
+
 /* The handshake is over: its end, version, ALPN protocol and server name (OpenSSL's: the host, when
  * no lookup named it), and the replay's template made with them. True when ALPN chose a protocol
- * the replay does not read (h2): the monitor takes the connection. */
+ * neither the replay nor h2_clients.c reads: the monitor takes the connection. */
 static bool handshake_over(elfhook_client *connection, void *session, bool gnutls) {
   cnm_connection_core *core = &connection->core;
   core->tls_end = cnm_monotonic_ns();
@@ -204,9 +214,7 @@ static bool handshake_over(elfhook_client *connection, void *session, bool gnutl
   /* Before any exchange (no plaintext moves before the handshake is over). */
   if (__atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE) == CNM_REPLAY_ARMED)
     elfhook_client_rearm(connection);
-  static const char http11[] = "http/1.1";
-  return protocol_length != 0 &&
-         !(protocol_length == sizeof http11 - 1 && memcmp(protocol, http11, sizeof http11 - 1) == 0);
+  return protocol_length != 0 && !is_protocol(protocol, protocol_length, "http/1.1") && !speaks_h2(connection);
 }
 
 /* A handshake call's `result`: whether the handshake is over. */
@@ -306,7 +314,10 @@ ssize_t elfhook_tls_client_call(const elfhook_tls_call *call, const void *caller
       else if (!over && handshake_succeeded(result, gnutls)) monitor_takes = handshake_over(connection, session, gnutls);
     } else if (moved > 0) {
       if (!over) monitor_takes = handshake_over(connection, session, gnutls);
-      if (!monitor_takes && cnm_replay_take_plaintext(&connection->head, received, call->buffer, moved)) {
+      bool taken = !monitor_takes && (speaks_h2(connection)
+                                          ? elfhook_h2_client_plaintext(connection, received, call->buffer, moved)
+                                          : cnm_replay_take_plaintext(&connection->head, received, call->buffer, moved));
+      if (taken) {
         __atomic_add_fetch(received ? &connection->core.tls_bytes_received : &connection->core.tls_bytes_sent,
                            (uint64_t)moved, __ATOMIC_RELAXED);
         if (!received) elfhook_client_name_by_request(connection);

@@ -42,9 +42,9 @@ void *cnm_h2_pool_take(uint32_t *generation) {
 
 void cnm_h2_pool_give_back(void *entry) {
   unsigned char *base = __atomic_load_n(&pool, __ATOMIC_ACQUIRE);
-  if (!base || !entry) return;
-  size_t index = (size_t)((unsigned char *)entry - base) / pool_entry_size;
-  if (index >= CNM_H2_POOL_CAPACITY) return;
+  unsigned char *at = entry;
+  if (!base || at < base || at >= base + pool_entry_size * CNM_H2_POOL_CAPACITY) return; /* not of this pool */
+  size_t index = (size_t)(at - base) / pool_entry_size;
   __atomic_fetch_and(&taken[index / 64], ~(1ull << (index % 64)), __ATOMIC_RELEASE);
 }
 

@@ -377,7 +377,8 @@ bool cnm_h2_pool_set_up(size_t entry_size);
 /* A free entry (its bytes as the last connection left them), or NULL when all are taken or the pool
  * was never set up. `generation` gets a number no other taking of any entry got. */
 void *cnm_h2_pool_take(uint32_t *generation);
-/* Gives an entry taken back. */
+/* Gives an entry taken back. An entry of another copy's pool (the injected library's, which the
+ * monitor adopted with its connection: cnm_client_h2) is left alone. */
 void cnm_h2_pool_give_back(void *entry);
 /* Entries taken now. */
 uint32_t cnm_h2_pool_in_use(void);

@@ -103,6 +103,16 @@ uint64_t cnm_unix_ns(void);
  * What libElfHookPreload.so hands to libElfHookMonitor.so's elfhook_monitor_start: the ELFHOOK_*
  * settings, the ring it already created for the lookups it recorded itself (or NULL), and those
  * lookups, so the connections that follow know their host names. */
+/* An HTTP/2 connection the injected library reads (CShims/CElfHookPreload/h2_clients.c): its state
+ * (a ch2_connection in the library's pool: the monitor reads on with it where it is, and never
+ * gives it back to its own pool), and which of its directions stopped being read (a malformed
+ * frame or header block: the connection's http_stop says why). */
+typedef struct cnm_client_h2 {
+  void *connection; /* NULL: not HTTP/2 (or not read by the library) */
+  uint8_t requests_stopped;
+  uint8_t responses_stopped;
+} cnm_client_h2;
+
 typedef struct cnm_handoff {
   const char *pattern; /* ELFHOOK_OUTPUT */
   size_t capacity;     /* records per ring */
@@ -124,6 +134,8 @@ typedef struct cnm_handoff {
   /* At `client_ssl_offset`, the TLS session (an SSL *, a gnutls_session_t) paired with the entry's
    * connection, or NULL: the monitor's TLS hooks find the connection under it from then on. */
   size_t client_ssl_offset;
+  /* At `client_h2_offset`, the entry's cnm_client_h2. */
+  size_t client_h2_offset;
   uint64_t last_connection_id; /* the connection ids the injected library gave: 1 … this */
 } cnm_handoff;
 

@@ -23,7 +23,23 @@ extension Traffic {
       {
         _ = TLSSession.remember(ssl, slot)
       }
+      if given.client_h2_offset != 0, let slot = ConnectionTable.tracked(Int32(fd)) {
+        adoptH2(entry.load(fromByteOffset: given.client_h2_offset, as: cnm_client_h2.self), into: slot)
+      }
     }
+  }
+
+  /// The HTTP/2 state the library read the connection's session with (CShims/CElfHookPreload/
+  /// h2_clients.c): the frame readers, tables and streams under way, in the library's pool. The
+  /// monitor reads on with it where it is, its streams recorded through ``H2Streams`` from now on;
+  /// ``H2Traffic/finish(_:)``'s give-back leaves an entry of another pool alone.
+  static func adoptH2(_ given: cnm_client_h2, into slot: UnsafeMutablePointer<ConnectionSlot>) {
+    guard let raw = given.connection else { return }
+    raw.assumingMemoryBound(to: H2Connection.self).pointee.callbacks = H2Streams.callbacks
+    slot.pointee.h2.connection = UInt64(UInt(bitPattern: raw))
+    slot.pointee.h2.requestsMode = given.requests_stopped != 0 ? H2Link.Mode.stopped : H2Link.Mode.h2
+    slot.pointee.h2.responsesMode = given.responses_stopped != 0 ? H2Link.Mode.stopped : H2Link.Mode.h2
+    updateWatch(slot)
   }
 
   /// One connection: the library's core is a `ConnectionCore` (cnm_record_layout.h, checked by
