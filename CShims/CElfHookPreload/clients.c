@@ -207,7 +207,7 @@ void elfhook_client_name_by_request(client *connection) {
   const cnm_simple_request *request = &connection->head.replay_request;
   const unsigned char *host = connection->head.replay_request_bytes + request->host_offset;
   size_t length = cnm_host_header_name_length(host, request->host_length,
-                                              connection->head.replay_request_bytes[4] == '/',
+                                              connection->head.replay_request_bytes[request->method_length + 1] == '/',
                                               connection->core.peer.port, connection->core.is_tls);
   ELFHOOK_SET_TEXT(connection->core.host, host, length);
 }

@@ -8,7 +8,7 @@
  * body is only counted, as the Swift parser only counts a body of known length.
  *
  * Only the owner thread takes calls (any other hands its calls to Swift), so it alone writes
- * replay_start, replay_first_byte, replay_body_left and the heads with their bytes. A thread that
+ * replay_start, replay_first_byte, the bodies' bytes left and the heads with their bytes. A thread that
  * stops the replay meanwhile makes the owner's next change of phase fail; the parts it leaves
  * pending are taken by the direction they belong to, by the owner, or at close, each of which
  * reads these fields after the owner wrote them as long as one thread at a time moves a
@@ -34,19 +34,28 @@ void cnm_replay_fields_set_up(void) {
       .setup = offsetof(cnm_raw_record, core) + offsetof(cnm_connection_core, dns_ns),
       .reused = offsetof(cnm_raw_record, http_reused),
       .request_head = offsetof(cnm_raw_record, http_request),
-      .target_length = offsetof(cnm_http_head, target_length),
-      .host_length = offsetof(cnm_http_head, host_length),
-      .keep_alive = offsetof(cnm_http_head, connection_keep_alive),
-      .close = offsetof(cnm_http_head, connection_close),
       .text = offsetof(cnm_http_head, text),
       .scalars_length = offsetof(cnm_http_head, text),
   };
-  /* The scalars of `GET … HTTP/1.1` with no body: all zero (no framing, an ordinary request) but
-   * the method's length and the minor version; the lengths are each request's. */
-  _Static_assert(offsetof(cnm_http_head, text) <= sizeof fields.get_scalars, "a head's scalars fit");
-  cnm_http_head get = {.method_length = 3, .minor_version = 1};
-  memcpy(fields.get_scalars, &get, offsetof(cnm_http_head, text));
   cnm_replay_record_fields = fields;
+}
+
+void cnm_replay_request_scalars(const cnm_simple_request *request, void *scalars) {
+  /* All zero (no transfer coding, an ordinary request) but for what the request says. */
+  cnm_http_head head;
+  memset(&head, 0, offsetof(cnm_http_head, text));
+  head.method_length = request->method_length;
+  head.minor_version = 1;
+  head.target_length = request->target_length;
+  head.host_length = request->host_length;
+  head.connection_keep_alive = request->connection == CNM_CONNECTION_KEEP_ALIVE;
+  head.connection_close = request->connection == CNM_CONNECTION_CLOSE;
+  if (request->framed_at) {
+    head.has_content_length = true;
+    head.content_length_value = request->content_length;
+    head.body_framing = CNM_BODY_CONTENT_LENGTH;
+  }
+  memcpy(scalars, &head, offsetof(cnm_http_head, text));
 }
 
 /* The first bytes of a call and how many there are in one run: its buffer, or its first vector
@@ -70,24 +79,23 @@ static inline void store_u16(unsigned char *slot, uint16_t offset, uint16_t valu
 }
 
 /* Writes the last request's head into the template after the connection's identity, as the
- * Swift parser would have made it: an HTTPHead's scalars for a GET (Swift's), the target's and
- * Host's lengths and its `Connection` option, and its text packed (method, target, Host). Once a
- * request that differs from the one before, so that a request that repeats costs one copy. */
+ * Swift parser would have made it: its HTTPHead's scalars, and its text packed (method, target,
+ * Host). Once a request that differs from the one before, so that a request that repeats costs one
+ * copy. */
 static void write_request_head(cnm_connection_head *head) {
   const cnm_replay_fields *fields = &cnm_replay_record_fields;
   cnm_replay_template *template = &head->replay;
   const cnm_simple_request *request = &head->replay_request;
+  const unsigned char *bytes = head->replay_request_bytes;
   unsigned char *http = template->record + 64 + template->identity_length;
-  memcpy(http, fields->get_scalars, fields->scalars_length);
-  store_u16(http, fields->target_length, request->target_length);
-  store_u16(http, fields->host_length, request->host_length);
-  http[fields->keep_alive] = request->connection == CNM_CONNECTION_KEEP_ALIVE;
-  http[fields->close] = request->connection == CNM_CONNECTION_CLOSE;
+  cnm_replay_request_scalars(request, http);
   unsigned char *text = http + fields->text;
-  memcpy(text, "GET", 3);
-  memcpy(text + 3, head->replay_request_bytes + 4, request->target_length);
-  memcpy(text + 3 + request->target_length, head->replay_request_bytes + request->host_offset, request->host_length);
-  template->run_length = (uint16_t)(text + 3 + request->target_length + request->host_length - (template->record + 64));
+  size_t method = request->method_length;
+  memcpy(text, bytes, method);
+  memcpy(text + method, bytes + method + 1, request->target_length);
+  memcpy(text + method + request->target_length, bytes + request->host_offset, request->host_length);
+  template->run_length =
+      (uint16_t)(text + method + request->target_length + request->host_length - (template->record + 64));
 }
 
 /* A connection's first exchange is recorded: its template keeps the connection's identity alone
@@ -122,7 +130,7 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
   memcpy(slot + (template->first_exchange ? fields->setup : fields->identity), template->record + 64,
          template->run_length);
   store_u16(slot, fields->status, response->status);
-  store_u64(slot, fields->request_bytes, head->replay_request.length);
+  store_u64(slot, fields->request_bytes, head->replay_request.length + head->replay_request.content_length);
   store_u64(slot, fields->response_bytes, response->length + response->content_length);
   store_u64(slot, fields->start_unix_ns, template->unix_offset + start);
   store_u64(slot, fields->duration_ns, end - start);
@@ -138,16 +146,28 @@ static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t p
   return __atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-/* The request: a simple one, alone in this call (the last one again, or read now). */
+/* The request: a simple head at the start of this call (the last one again, or read now), then
+ * its body, in this call and any that follow, only counted, as the parser counts a body of known
+ * length. More than the body (a pipelined request) is Swift's. */
 static bool take_request(cnm_connection_head *head, uint64_t state, const void *buffer, const struct iovec *vector,
                          int vector_count, size_t count) {
+  if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) { /* its body's next bytes */
+    if (count > head->replay_request_body_left) return false;
+    head->replay_request_body_left -= count;
+    return true;
+  }
   size_t available;
   const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
   if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_ARMED || !bytes || available != count) return false;
-  if (count != head->replay_request.length || memcmp(bytes, head->replay_request_bytes, count) != 0) {
+  size_t length = head->replay_request.length;
+  if (length == 0 || count < length || memcmp(bytes, head->replay_request_bytes, length) != 0) {
     if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes)) return false;
     head->replay.run_length = 0; /* its head is written into the template at its record */
+    length = head->replay_request.length;
   }
+  uint64_t body = count - length;
+  if (body > head->replay_request.content_length) return false;
+  head->replay_request_body_left = head->replay_request.content_length - body;
   head->replay_start = cnm_monotonic_ns();
   return advance(head, state, CNM_REPLAY_REQUESTED, 0);
 }
@@ -159,6 +179,7 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
                           const struct iovec *vector, int vector_count, size_t count) {
   uint64_t now;
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
+    if (head->replay_request_body_left) return false; /* an answer before the request's end */
     size_t available;
     const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
     /* The response head at the start of this call: the last one again, or a simple one read now. */

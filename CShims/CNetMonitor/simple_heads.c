@@ -1,10 +1,11 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
- * an HTTP/1.1 GET request that is its head alone, and a response framed by its Content-Length.
+ * an HTTP/1.1 request of a common method, without a body or with one its Content-Length frames,
+ * and a response framed by its Content-Length.
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
  * only heads it reads to the same record fields: CRLF line ends, header names of letters, digits
  * and `-`, values of field text, no obsolete line folding. Anything else (another method or
- * request version, a header that frames a request body, a Connection that is not `keep-alive` or
+ * request version, Transfer-Encoding, a Content-Length that is not one number, a Connection that is not `keep-alive` or
  * `close` alone (`upgrade` changes what follows on the connection), a 1xx, 204 or 304
  * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
@@ -179,8 +180,25 @@ static inline uint8_t connection_option(const unsigned char *bytes, header_line 
 
 /* ---- what a header line says ---------------------------------------------------------------- */
 
+/* One Content-Length value of digits, trimmed, into `value`: false when it is empty, not all
+ * digits, or longer than 18 of them (which stay below the Swift parser's limit, 2^62). */
+static inline bool content_length_value(const unsigned char *bytes, header_line *line, uint64_t *value) {
+  trim(bytes, line);
+  size_t digits = line->value_end - line->value_start;
+  if (digits == 0 || digits > 18) return false;
+  uint64_t number = 0;
+  for (size_t index = line->value_start; index < line->value_end; index++) {
+    unsigned digit = bytes[index] - '0';
+    if (digit > 9) return false;
+    number = number * 10 + digit;
+  }
+  *value = number;
+  return true;
+}
+
 /* What a request's header line says, added to `parsed`: false when the request is not one these
- * parsers read (a body, a Connection but keep-alive or close, a second Host or Connection). */
+ * parsers read (Transfer-Encoding, a second Content-Length, a Connection but keep-alive or close,
+ * a second Host or Connection). */
 static inline bool take_request_header(const unsigned char *bytes, header_line *line, cnm_simple_request *parsed) {
   switch (line->name) {
   case HOST: {
@@ -198,8 +216,11 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
     parsed->connection_at = (uint16_t)line->value_start;
     return parsed->connection != CNM_CONNECTION_UNSAID;
   case CONTENT_LENGTH:
+    if (parsed->framed_at || !content_length_value(bytes, line, &parsed->content_length)) return false;
+    parsed->framed_at = (uint16_t)line->next;
+    return true;
   case TRANSFER_ENCODING:
-    return false; /* a request body */
+    return false;
   default:
     return true;
   }
@@ -210,21 +231,10 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
  * keep-alive or close). */
 static inline bool take_response_header(const unsigned char *bytes, header_line *line, cnm_simple_response *parsed) {
   switch (line->name) {
-  case CONTENT_LENGTH: {
-    /* One value of digits: 18 of them stay below the Swift parser's limit (2^62). */
-    trim(bytes, line);
-    size_t digits = line->value_end - line->value_start;
-    if (parsed->framed_at || digits == 0 || digits > 18) return false;
-    uint64_t value = 0;
-    for (size_t index = line->value_start; index < line->value_end; index++) {
-      unsigned digit = bytes[index] - '0';
-      if (digit > 9) return false;
-      value = value * 10 + digit;
-    }
-    parsed->content_length = value;
+  case CONTENT_LENGTH:
+    if (parsed->framed_at || !content_length_value(bytes, line, &parsed->content_length)) return false;
     parsed->framed_at = (uint16_t)line->next;
     return true;
-  }
   case TRANSFER_ENCODING:
     return false;
   case CONNECTION:
@@ -249,6 +259,12 @@ static inline bool take_request_lines_again(const cnm_simple_request *last, size
     parsed->connection = last->connection;
     parsed->connection_at = (uint16_t)(last->connection_at - old_at + at);
   }
+  /* `framed_at` is where the line after the Content-Length line begins. */
+  if (last->framed_at > old_at && last->framed_at <= old_end) {
+    if (parsed->framed_at) return false;
+    parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
+    parsed->content_length = last->content_length;
+  }
   return true;
 }
 
@@ -265,22 +281,47 @@ static inline bool take_response_lines_again(const cnm_simple_response *last, si
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
-/* The length of the request line `GET target HTTP/1.1` CRLF (4 + target + 11 bytes) that
- * begins the `count` bytes at `bytes`, or 0 when they begin with no request line these parsers
- * read. */
-static size_t request_line_length(const unsigned char *bytes, size_t count) {
+/* The length of the method and its space that begin the `count` (≥ 8) bytes at `bytes`, when it
+ * is one these parsers read: GET first, the others told by their first byte. 0 when it is not. */
+static inline size_t method_and_space(const unsigned char *bytes) {
+  if (memcmp(bytes, "GET ", 4) == 0) return 4;
+  switch (bytes[0]) {
+  case 'P':
+    if (memcmp(bytes, "POST ", 5) == 0) return 5;
+    if (memcmp(bytes, "PUT ", 4) == 0) return 4;
+    return memcmp(bytes, "PATCH ", 6) == 0 ? 6 : 0;
+  case 'D': return memcmp(bytes, "DELETE ", 7) == 0 ? 7 : 0;
+  case 'O': return memcmp(bytes, "OPTIONS ", 8) == 0 ? 8 : 0;
+  default: return 0;
+  }
+}
+
+/* The length of the request line `METHOD target HTTP/1.1` CRLF that begins the `count` bytes at
+ * `bytes` (at most CNM_SIMPLE_HEAD_CAPACITY), and its method's length in `method`; 0 when they
+ * begin with no request line these parsers read. */
+static size_t request_line_length(const unsigned char *bytes, size_t count, uint8_t *method) {
   static const char version[] = " HTTP/1.1\r\n";
-  if (count > CNM_SIMPLE_HEAD_CAPACITY || count < 4 || memcmp(bytes, "GET ", 4) != 0) return 0;
-  size_t target_end = cnm_text_end(bytes, 4, count, 0x21); /* what the Swift parser takes as target */
-  if (target_end == 4 || count - target_end < sizeof version - 1 + 2) return 0;
+  size_t target_start = count >= 8 ? method_and_space(bytes) : 0;
+  if (!target_start) return 0;
+  size_t target_end = cnm_text_end(bytes, target_start, count, 0x21); /* what the Swift parser takes as target */
+  if (target_end == target_start || count - target_end < sizeof version - 1 + 2) return 0;
   if (memcmp(bytes + target_end, version, sizeof version - 1) != 0) return 0;
+  *method = (uint8_t)(target_start - 1);
   return target_end + sizeof version - 1;
 }
 
-bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request) {
-  size_t at = request_line_length(bytes, count);
+/* A request's fields before its header lines: its method's and target's lengths, from the length
+ * of its request line. */
+static inline cnm_simple_request request_line_fields(uint8_t method, size_t line) {
+  return (cnm_simple_request){.method_length = method, .target_length = (uint16_t)(line - method - 1 - 11)};
+}
+
+bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *request) {
+  size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
+  uint8_t method;
+  size_t at = request_line_length(bytes, count, &method);
   if (!at) return false;
-  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(at - 15)};
+  cnm_simple_request parsed = request_line_fields(method, at);
   control_map map;
   map_controls(bytes, at, count, &map);
   while (bytes[at] != '\r') {
@@ -289,8 +330,9 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simp
     at = line.next;
     if (at == count) return false;
   }
-  /* The blank line ends the head, and the head is all the call carried. */
-  if (at + 2 != count || bytes[at + 1] != '\n') return false;
+  /* The blank line ends the head (its body, if any, follows). */
+  if (at + 2 > count || bytes[at + 1] != '\n') return false;
+  parsed.length = (uint16_t)(at + 2);
   *request = parsed;
   return true;
 }
@@ -466,27 +508,35 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
   return true;
 }
 
-bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
+bool cnm_read_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *last,
                              unsigned char *last_bytes) {
+  cnm_simple_request parsed;
   if (!last->length) {
-    if (!cnm_parse_simple_request(bytes, count, last)) return false;
-    memcpy(last_bytes, bytes, count);
+    if (!cnm_parse_simple_request(bytes, available, &parsed)) return false;
+    memcpy(last_bytes, bytes, parsed.length);
+    *last = parsed;
     return true;
   }
-  size_t lines = request_line_length(bytes, count);
+  size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
+  uint8_t method;
+  size_t lines = request_line_length(bytes, count, &method);
   if (!lines) return false;
-  cnm_simple_request parsed = {.length = (uint16_t)count, .target_length = (uint16_t)(lines - 15)};
-  aligned_heads heads = {bytes, last_bytes, lines, (size_t)last->target_length + 15, count, last->length};
+  parsed = request_line_fields(method, lines);
+  size_t last_lines = (size_t)last->method_length + 1 + last->target_length + 11;
+  aligned_heads heads = {bytes, last_bytes, lines, last_lines, count, last->length};
   for (;;) {
     size_t differs, at = heads.at, old_from = skip_same_lines(&heads, &differs);
-    if (differs == heads.old_count - old_from && heads.count - at == differs) { /* the rest of the last head again */
+    /* The rest of the last head again, its blank line too (none left of it: this head goes on). */
+    if (differs == heads.old_count - old_from && differs != 0) {
       if (!take_request_lines_again(last, old_from, heads.old_count, at, &parsed)) return false;
+      parsed.length = (uint16_t)(at + differs);
       break;
     }
     if (!take_request_lines_again(last, old_from, heads.old_at, at, &parsed)) return false;
-    if (heads.at == count) return false; /* the call ends before the blank line that would end the head */
-    if (bytes[heads.at] == '\r') { /* the blank line ends the head, and the head is all the call carried */
-      if (heads.at + 2 != count || bytes[heads.at + 1] != '\n') return false;
+    if (heads.at == count) return false; /* the bytes end before the blank line that would end the head */
+    if (bytes[heads.at] == '\r') { /* the blank line ends the head (its body, if any, follows) */
+      if (heads.at + 2 > count || bytes[heads.at + 1] != '\n') return false;
+      parsed.length = (uint16_t)(heads.at + 2);
       break;
     }
     header_line line;
@@ -495,7 +545,7 @@ bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simpl
     next_lines(&heads, line.next);
     if (heads.at == count) return false;
   }
-  memcpy(last_bytes, bytes, count);
+  memcpy(last_bytes, bytes, parsed.length);
   *last = parsed;
   return true;
 }

@@ -239,25 +239,33 @@ struct ExchangeReplayTests {
 /// One exchange of ``SimpleExchangeTests``: a request written in one call, and its response
 /// written in `responsePieces`, one call each.
 private struct ScriptedExchange {
-  let request: String
+  /// The request, written in these pieces (a head, then its body in another call).
+  let requestPieces: [String]
   let responsePieces: [String]
   /// Whether the hooks record it (both heads simple), once the replay is armed.
   let simple: Bool
 
   init(_ request: String, _ responsePieces: String..., simple: Bool) {
-    self.request = request
+    self.init(requestPieces: [request], responsePieces, simple: simple)
+  }
+
+  init(requestPieces: [String], _ responsePieces: [String], simple: Bool) {
+    self.requestPieces = requestPieces
     self.responsePieces = responsePieces
     self.simple = simple
   }
+
+  var request: String { requestPieces.joined() }
 
   var responseLength: Int { responsePieces.reduce(0) { $0 + $1.utf8.count } }
 }
 
 @Suite("Exchanges that differ, recorded by the hooks", .serialized)
 struct SimpleExchangeTests {
-  /// Simple exchanges that all differ, and between them every kind the hooks refuse: a request with
-  /// a body, a chunked, 204 or 304 response, a Content-Length list, a header name the hooks do not
-  /// read, `Connection: close`. Exchanges 0 and 1 arm the replay.
+  /// Simple exchanges that all differ (requests with bodies among them, in the head's call and after
+  /// it), and between them every kind the hooks refuse: a 100 Continue before the answer, a
+  /// chunked, 204 or 304 response, a Content-Length list, a header name the hooks do not read,
+  /// `Connection: close`. Exchanges 0 and 1 arm the replay.
   private static let script: [ScriptedExchange] = {
     let longTarget = "/long?" + (0..<40).map { "k\($0)=v\($0 * 7)" }.joined(separator: "&")
     let ok5 = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
@@ -277,7 +285,7 @@ struct SimpleExchangeTests {
                        simple: true),
       ScriptedExchange(
         "POST /form HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 4\r\n\r\na=b1",
-        "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", simple: false),
+        "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", simple: true),
       ScriptedExchange(
         "GET /chunked HTTP/1.1\r\nHost: svc.test\r\n\r\n",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", simple: false),
@@ -301,6 +309,16 @@ struct SimpleExchangeTests {
                        "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello", simple: false),
       ScriptedExchange("GET /name HTTP/1.1\r\nHost: svc.test\r\n\r\n",
                        "HTTP/1.1 200 OK\r\nX_Odd: 1\r\nContent-Length: 5\r\n\r\nhello", simple: false),
+      ScriptedExchange(
+        requestPieces: [
+          "PUT /v/1 HTTP/1.1\r\nHost: svc.test\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n",
+          "{\"a\":", "[1,2]}",
+        ], ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], simple: true),
+      ScriptedExchange(
+        requestPieces: ["POST /up HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 6\r\nExpect: 100-continue\r\n\r\n", "abcdef"],
+        ["HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], simple: false),
+      ScriptedExchange("DELETE /v/1 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 0\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngone", simple: true),
       ScriptedExchange("GET /last HTTP/1.1\r\nHost: svc.test\r\n\r\n",
                        "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\nbye", simple: false),
     ]
@@ -324,7 +342,9 @@ struct SimpleExchangeTests {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(client, $0, &length) }
       }
       for exchange in script {
-        workers[turns.0].run { _ = try? Sockets.sendAll(client, exchange.request) }
+        workers[turns.0].run {
+          for piece in exchange.requestPieces { _ = try? Sockets.sendAll(client, piece) }
+        }
         workers[turns.1].run { Self.read(server, exactly: exchange.request.utf8.count) }
         workers[turns.2].run {
           for piece in exchange.responsePieces { _ = try? Sockets.sendAll(server, piece) }
@@ -393,7 +413,9 @@ struct SimpleExchangeTests {
     #expect(swift.server.map(\.requestBytes) == Self.script.map { UInt64($0.request.utf8.count) })
     #expect(swift.server.map(\.responseBytes) == Self.script.map { UInt64($0.responseLength) })
     #expect(swift.server[2].host == "svc.test" && swift.server[4].host == nil && swift.server[7].host == "other.test:8080")
-    #expect(swift.client.map(\.status) == [200, 404, 200, 500, 200, 201, 200, 200, 200, 204, 200, 200, 200, 304, 200, 200, 200, 200])
+    #expect(
+      swift.client.map(\.status) == [200, 404, 200, 500, 200, 201, 200, 200, 200, 204, 200, 200, 200, 304, 200, 200, 200, 200, 200, 200, 200])
+    #expect(swift.server.map(\.method).filter { $0 != "GET" } == ["POST", "PUT", "POST", "DELETE"])
   }
 
   @Test("nginx serving varied requests over HTTP and HTTPS while monitored: each record is what curl sent and got")

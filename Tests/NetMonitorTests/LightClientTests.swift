@@ -116,6 +116,28 @@ struct LightClientTests {
     #expect(records.filter { $0["kind"] as? String == "connection" }.count == 3)
   }
 
+  @Test("python: requests with bodies, sent after their heads in calls of their own, recorded without the monitor")
+  func requestBodies() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    // http.client sends a head, then its body in another call.
+    let program = """
+      import http.client
+      c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      for method, path, body in [("POST", "/echo", b"x" * 500), ("PUT", "/echo", b'{"a": [1, 2]}'),
+                                 ("GET", "/bytes/20", None), ("DELETE", "/echo", b""), ("POST", "/echo", b"y" * 70000)]:
+          c.request(method, path, body=body)
+          c.getresponse().read()
+      c.close()
+      """
+    let (records, loaded, _, _) = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    #expect(!loaded, "a body its Content-Length frames is the replay's")
+    let exchanges = records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["method"] as? String } == ["POST", "PUT", "GET", "DELETE", "POST"])
+    #expect(exchanges.first?["request_bytes"] as? Int ?? 0 > 500 && exchanges.last?["request_bytes"] as? Int ?? 0 > 70000)
+  }
+
   @Test("python: the monitor takes a connection over mid-exchange (chunked, a body, close-delimited)")
   func takenOverMidExchange() throws {
     let server = try LoopbackServer()
@@ -319,19 +341,29 @@ struct LightClientTests {
     #expect((failed["error"] as? [String: Any])?["call"] as? String == "gnutls_handshake")
   }
 
-  @Test("curl over HTTPS: the monitor takes a session over at a request body")
+  @Test("curl over HTTPS: a request body recorded by the library, and the monitor taking a session over at a chunked answer")
   func tlsTakenOver() throws {
     let scratch = try TemporaryDirectory("light")
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let secure = try LoopbackServer(tls: tls)
-    // A GET the library records, then a POST on the same connection: the monitor reads it.
+    let curl = ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null"]
+    // A GET, then a POST with a body (its Content-Length) and a PUT on the same connection.
     let posted = try Self.expectSameRecords(
-      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "https://localhost:\(secure.port)/bytes/10",
-       "--next", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-d", "hello",
-       "https://localhost:\(secure.port)/echo"], in: scratch)
-    #expect(posted.monitorLoaded)
-    #expect(posted.records.filter { $0["kind"] as? String == "http" }.map { $0["method"] as? String } == ["GET", "POST"])
+      curl + ["https://localhost:\(secure.port)/bytes/10", "--next"] + curl
+        + ["-d", "hello", "https://localhost:\(secure.port)/echo", "--next"] + curl
+        + ["-X", "PUT", "-d", "{\"a\": 1}", "https://localhost:\(secure.port)/echo"], in: scratch)
+    #expect(!posted.monitorLoaded)
+    let exchanges = posted.records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["method"] as? String } == ["GET", "POST", "PUT"])
+    #expect(exchanges.map { $0["reused_connection"] as? Bool } == [false, true, true])
+    // Then a chunked answer on that connection: the monitor reads it from its head on.
+    let chunked = try Self.expectSameRecords(
+      curl + ["https://localhost:\(secure.port)/bytes/10", "--next"] + curl
+        + ["-d", "hello", "https://localhost:\(secure.port)/echo", "--next"] + curl
+        + ["https://localhost:\(secure.port)/chunked/3000"], in: scratch)
+    #expect(chunked.monitorLoaded)
+    #expect(chunked.records.filter { $0["kind"] as? String == "http" }.map { $0["response_bytes"] as? Int ?? 0 }.last ?? 0 > 3000)
   }
 
   @Test("curl over HTTPS with HTTP/2 (ALPN h2): every stream recorded without the monitor, which takes a connection over where it is")
@@ -367,12 +399,12 @@ struct LightClientTests {
     let posted = post.records.filter { $0["kind"] as? String == "http" }
     #expect(posted.map { $0["method"] as? String } == ["POST"] && posted.map { $0["status"] as? Int } == [405])
     #expect(posted.first?["request_bytes"] as? Int ?? 0 > 5 && posted.first?["response_complete"] as? Bool == true)
-    // A plaintext POST between two streams of one HTTP/2 connection loads the monitor, which
-    // reads the connection's next stream with the library's frame reader and tables.
+    // A chunked answer over plaintext between two streams of one HTTP/2 connection loads the
+    // monitor, which reads the connection's next stream with the library's frame reader and tables.
     let plain = try LoopbackServer()
     let taken = try Self.expectSameRecords(
       ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "\(base)/page.bin", "--next", "-s", "-o",
-       "/dev/null", "-d", "hello", "http://127.0.0.1:\(plain.port)/echo", "--next", "-s", "--cacert",
+       "/dev/null", "http://127.0.0.1:\(plain.port)/chunked/100", "--next", "-s", "--cacert",
        tls.certificate, "-o", "/dev/null", "\(base)/big.bin"], in: scratch, alsoVolatile: ["bytes_received"])
     #expect(taken.monitorLoaded)
     let takenStreams = taken.records.filter { $0["kind"] as? String == "http" }

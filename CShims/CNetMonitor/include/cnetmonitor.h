@@ -536,17 +536,15 @@ typedef struct cnm_replay_fields {
   uint16_t setup;         /* where a new connection's part starts (a first exchange's template) */
   uint16_t reused;        /* http_reused, in the first line */
   uint16_t request_head;  /* the request's HTTPHead, and in it: */
-  uint16_t target_length;
-  uint16_t host_length;
-  uint16_t keep_alive;
-  uint16_t close;
   uint16_t text;          /* method, target, Host, packed */
-  uint16_t scalars_length; /* the bytes before the text: */
-  unsigned char get_scalars[64]; /*   an HTTPHead's for `GET … HTTP/1.1` with no body, lengths 0 */
+  uint16_t scalars_length; /* the bytes before the text (cnm_replay_request_scalars) */
 } cnm_replay_fields;
 extern cnm_replay_fields cnm_replay_record_fields __attribute__((visibility("hidden")));
 /* Sets the fields from the record's layout as C knows it (cnm_record_layout.h). */
 void cnm_replay_fields_set_up(void);
+/* Writes the scalars of the HTTPHead the Swift parser makes of the simple request `request` (its
+ * scalars_length bytes) at `scalars`. */
+void cnm_replay_request_scalars(const cnm_simple_request *request, void *scalars);
 static inline cnm_replay_fields cnm_replay_fields_in_use(void) { return cnm_replay_record_fields; }
 
 /* What tells one thread from another in a hook: its thread pointer, the same in every image (the
@@ -594,6 +592,8 @@ typedef struct cnm_connection_head {
   /* The response under way (RESPONDING): when its head went, and the body bytes still to come. */
   uint64_t replay_first_byte;
   uint64_t replay_body_left;
+  /* The request under way (REQUESTED): its body bytes still to come. */
+  uint64_t replay_request_body_left;
   cnm_replay_template replay;
   /* The last heads the hooks read, each field with its bytes: those of the exchange under way,
    * and what the next is compared with. */

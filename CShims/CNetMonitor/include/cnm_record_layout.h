@@ -77,11 +77,12 @@ typedef struct cnm_http_head {
   bool connection_close;
   bool connection_keep_alive;
   bool connection_upgrade;
-  uint8_t body_framing;          /* HTTPBodyFraming's case: 0 none */
+  uint8_t body_framing;          /* HTTPBodyFraming's case: CNM_BODY_… */
   uint8_t answered_request_kind; /* HTTPRequestKind: 0 ordinary */
   uint8_t text[CNM_HEAD_TEXT_CAPACITY];
 } cnm_http_head;
 #define CNM_HTTP_HEAD_SIZE (offsetof(cnm_http_head, text) + CNM_HEAD_TEXT_CAPACITY)
+enum { CNM_BODY_NONE = 0, CNM_BODY_CONTENT_LENGTH = 1 }; /* HTTPBodyFraming's first cases */
 
 /* RawRecord: a connection or http record, as a queue or ring slot holds it. */
 typedef struct cnm_raw_record {

@@ -1,6 +1,7 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
- * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 GET request that is its
- * head alone, and an HTTP/1.1 or 1.0 response framed by its Content-Length. Each is read whole (a
+ * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 request of a common method
+ * with no body or one framed by its Content-Length, and an HTTP/1.1 or 1.0 response framed by its
+ * Content-Length. Each is read whole (a
  * connection's first), or after the last one read on its connection, of which only the lines that
  * differ. Nothing here allocates, locks or touches errno. */
 #ifndef CNM_SIMPLE_HEADS_H
@@ -17,16 +18,20 @@
  * header), or the one option `keep-alive` or `close`. */
 enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_CLOSE = 2 };
 
-/* A simple request head: `GET target HTTP/1.1`, then header lines, none of them Content-Length,
- * Transfer-Encoding, a Connection other than keep-alive or close, or a second Connection; the
- * whole call. */
+/* A simple request head: `METHOD target HTTP/1.1` (GET, POST, PUT, PATCH, DELETE or OPTIONS: the
+ * methods whose responses their own heads frame, unlike HEAD's and CONNECT's), then header lines,
+ * none of them Transfer-Encoding, a second Content-Length, a Connection other than keep-alive or
+ * close, or a second Connection. Its body, when a Content-Length frames one, follows it. */
 typedef struct cnm_simple_request {
+  uint64_t content_length; /* its body's bytes (0 without a Content-Length) */
   uint16_t length;        /* the head's bytes; 0: none read yet */
-  uint16_t target_length; /* the target: bytes 4 ..< 4 + target_length */
+  uint16_t target_length; /* the target: bytes method_length + 1 ..< + target_length */
   uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
   uint16_t host_length;
-  uint8_t connection;     /* CNM_CONNECTION_… */
   uint16_t connection_at; /* where its Connection value begins */
+  uint16_t framed_at;     /* where the line after its Content-Length begins; 0: it has none */
+  uint8_t method_length;  /* the method: bytes 0 ..< method_length */
+  uint8_t connection;     /* CNM_CONNECTION_… */
 } cnm_simple_request;
 
 /* A simple response head: `HTTP/1.1 ddd` or `HTTP/1.0 ddd` (not 1xx, 204, 304), one
@@ -40,18 +45,19 @@ typedef struct cnm_simple_response {
   uint16_t framed_at; /* where the line after its Content-Length begins */
 } cnm_simple_response;
 
-/* Read the `count` bytes at `bytes` as a simple request (the whole call), or the head at the start
- * of the `available` bytes at `bytes` as a simple response: true and the fields when they are one. */
-bool cnm_parse_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *request)
+/* Read the head at the start of the `available` bytes at `bytes` as a simple request or as a simple
+ * response: true and the fields when it is one. */
+bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *request)
     __attribute__((visibility("hidden")));
 bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
     __attribute__((visibility("hidden")));
-/* Reads the request `bytes` (the whole call) as cnm_parse_simple_request does, and makes it the
- * last one read on the connection (`last`, its bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of
- * them; `last->length` 0: none yet). Of its header lines only those that differ from the last
- * request's are read: a client's requests differ in their targets, and in few header lines if
- * any. False, and `last` unchanged, when the request is not simple. */
-bool cnm_read_simple_request(const unsigned char *bytes, size_t count, cnm_simple_request *last,
+/* Reads the request head at the start of the `available` bytes at `bytes` as
+ * cnm_parse_simple_request does, and makes it the last one read on the connection (`last`, its
+ * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). Of its
+ * header lines only those that differ from the last request's are read: a client's requests
+ * differ in their targets, and in few header lines if any. False, and `last` unchanged, when the
+ * request is not simple. */
+bool cnm_read_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *last,
                              unsigned char *last_bytes) __attribute__((visibility("hidden")));
 /* Reads the response head at the start of the `available` bytes at `bytes` as
  * cnm_parse_simple_response does, and makes it the last one read on the connection (`last`, its

@@ -27,7 +27,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// recorded into the counters of the direction the bytes go (`requests`, `responses`, or both at
   /// close), and has what it took of an exchange it could not finish parsed, as of when it moved:
   /// a request whose response was not simple, a response it stopped taking halfway (its head and
-  /// the body bytes it counted), from the copies the hooks made of their heads. Each direction's part is that direction's to take, or the
+  /// the body bytes it counted), from the copies the hooks made of their heads (and a request's
+  /// body bytes it counted). Each direction's part is that direction's to take, or the
   /// owner's (which moved the bytes), or the closing thread's.
   func takeOverFromReplay(requests: Bool, responses: Bool, context: ExchangeContext) {
     let head = context.head
@@ -41,9 +42,12 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.requestsBegun &+= replays &- pointee.replay.requestsTaken
       pointee.replay.requestsTaken = replays
       if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) {
-        let bytes = UnsafeRawBufferPointer(
-          start: head.pointer(to: \.replay_request_bytes)!, count: Int(head.pointee.replay_request.length))
-        requestBytes(bytes, now: head.pointee.replay_start, context: context)
+        let request = head.pointee.replay_request
+        let start = head.pointee.replay_start
+        let bytes = UnsafeRawBufferPointer(start: head.pointer(to: \.replay_request_bytes)!, count: Int(request.length))
+        requestBytes(bytes, now: start, context: context)
+        let counted = request.content_length &- head.pointee.replay_request_body_left
+        Traffic.Bytes.unknown.forEachPiece(upTo: Int(counted)) { requestBytes($0, now: start, context: context) }
       }
     }
     if responses || owner {
