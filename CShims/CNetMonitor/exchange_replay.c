@@ -91,7 +91,7 @@ static void write_request_head(cnm_connection_head *head) {
   cnm_replay_request_scalars(request, http);
   unsigned char *text = http + fields->text;
   size_t method = request->method_length;
-  memcpy(text, bytes, method);
+  memcpy(text, bytes, 8); /* the method (at most 7 bytes) in one word; the target follows over the rest */
   memcpy(text + method, bytes + method + 1, request->target_length);
   memcpy(text + method + request->target_length, bytes + request->host_offset, request->host_length);
   template->run_length =
@@ -159,8 +159,12 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   size_t available;
   const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
   if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_ARMED || !bytes || available != count) return false;
+  /* The last head again is compared only where it can be: a call of its length, or longer when a
+   * body follows it (a GET's call of another length, every call of varied traffic, is not). */
   size_t length = head->replay_request.length;
-  if (length == 0 || count < length || memcmp(bytes, head->replay_request_bytes, length) != 0) {
+  bool same = length && (count == length || (count > length && head->replay_request.content_length)) &&
+              memcmp(bytes, head->replay_request_bytes, length) == 0;
+  if (!same) {
     if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes)) return false;
     head->replay.run_length = 0; /* its head is written into the template at its record */
     length = head->replay_request.length;

@@ -299,7 +299,8 @@ static inline size_t method_and_space(const unsigned char *bytes) {
 /* The length of the request line `METHOD target HTTP/1.1` CRLF that begins the `count` bytes at
  * `bytes` (at most CNM_SIMPLE_HEAD_CAPACITY), and its method's length in `method`; 0 when they
  * begin with no request line these parsers read. */
-static size_t request_line_length(const unsigned char *bytes, size_t count, uint8_t *method) {
+static inline __attribute__((always_inline)) size_t request_line_length(const unsigned char *bytes, size_t count,
+                                                                         uint8_t *method) {
   static const char version[] = " HTTP/1.1\r\n";
   size_t target_start = count >= 8 ? method_and_space(bytes) : 0;
   if (!target_start) return 0;
