@@ -4,12 +4,12 @@
  * counters and record code every exchange runs: ~4,300 instructions for a request nginx serves
  * with a head it has not seen before, ~1,100 for one that repeats. Here a simple exchange costs
  * its two heads read (compared with the last ones, or read by simple_heads.c), two clock reads,
- * and a record written from the template, the request's fields and the response's. The response
- * body is only counted, as the Swift parser only counts a body of known length.
+ * and a record written from the template, the request's fields and the response's. The bodies
+ * are only counted, as the Swift parser only counts a body of known length.
  *
  * Only the owner thread takes calls (any other hands its calls to Swift), so it alone writes
- * replay_start, replay_first_byte, the bodies' bytes left and the heads with their bytes. A thread that
- * stops the replay meanwhile makes the owner's next change of phase fail; the parts it leaves
+ * replay_start, replay_first_byte, the bodies' bytes left and the heads with their bytes. A
+ * thread that stops the replay meanwhile makes the owner's next change of phase fail; the parts it leaves
  * pending are taken by the direction they belong to, by the owner, or at close, each of which
  * reads these fields after the owner wrote them as long as one thread at a time moves a
  * direction's bytes (what the parsers assume too). Nothing here touches errno: clock_gettime
@@ -110,6 +110,16 @@ static void keep_identity_alone(cnm_replay_template *template) {
   template->first_exchange = false;
 }
 
+/* The bytes of the response's body, as the Swift parser frames it: none when it answers HEAD or is
+ * a 204 or 304 (a Content-Length then says what a GET would have got), else its Content-Length's;
+ * UINT64_MAX when it has no Content-Length (its body runs to the close: Swift's). */
+static inline uint64_t response_body(const cnm_connection_head *head) {
+  const cnm_simple_response *response = &head->replay_response;
+  bool answers_head = head->replay_request.method_length == 4 && head->replay_request_bytes[0] == 'H';
+  if (answers_head || response->status == 204 || response->status == 304) return 0;
+  return response->framed_at ? response->content_length : UINT64_MAX;
+}
+
 /* The record of a simple exchange: the template's first line, connection and request head, its
  * response's status and length, its times. Dropped and counted when the queue is full, as every
  * record. */
@@ -131,7 +141,7 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
          template->run_length);
   store_u16(slot, fields->status, response->status);
   store_u64(slot, fields->request_bytes, head->replay_request.length + head->replay_request.content_length);
-  store_u64(slot, fields->response_bytes, response->length + response->content_length);
+  store_u64(slot, fields->response_bytes, response->length + response_body(head));
   store_u64(slot, fields->start_unix_ns, template->unix_offset + start);
   store_u64(slot, fields->duration_ns, end - start);
   store_u64(slot, fields->first_byte_ns, first_byte - start + 1);
@@ -176,9 +186,10 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   return advance(head, state, CNM_REPLAY_REQUESTED, 0);
 }
 
-/* Its response: a simple head at the start of this call, then its body, in this call and any
- * that follow; the body is only counted, as the parser only counts a body of known length. Its
- * last byte makes the record. More than the body (the next response's bytes) is Swift's. */
+/* Its response: a simple head at the start of this call, then its body (if it has one), in this
+ * call and any that follow; the body is only counted, as the parser only counts a body of known
+ * length. Its last byte makes the record. More than the body (the next response's bytes) is
+ * Swift's, and so is a body that runs to the close. */
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
   uint64_t now;
@@ -189,7 +200,9 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     /* The response head at the start of this call: the last one again, or a simple one read now. */
     if (!bytes || !cnm_read_simple_response(bytes, available, &head->replay_response, head->replay_response_bytes))
       return false;
-    uint64_t total = head->replay_response.length + head->replay_response.content_length;
+    uint64_t body = response_body(head);
+    if (body == UINT64_MAX) return false;
+    uint64_t total = head->replay_response.length + body;
     if (count > total) return false;
     now = cnm_monotonic_ns();
     head->replay_first_byte = now;

@@ -1,12 +1,13 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
  * an HTTP/1.1 request of a common method, without a body or with one its Content-Length frames,
- * and a response framed by its Content-Length.
+ * and a final response with at most one Content-Length (which frames its body, unless it answers
+ * HEAD or is a 204 or 304: exchange_replay.c decides).
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
  * only heads it reads to the same record fields: CRLF line ends, header names of letters, digits
  * and `-`, values of field text, no obsolete line folding. Anything else (another method or
- * request version, Transfer-Encoding, a Content-Length that is not one number, a Connection that is not `keep-alive` or
- * `close` alone (`upgrade` changes what follows on the connection), a 1xx, 204 or 304
+ * request version, Transfer-Encoding, a Content-Length that is not one number, a Connection that
+ * is not `keep-alive` or `close` alone (`upgrade` changes what follows on the connection), a 1xx
  * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
  * so every doubt refuses.
@@ -282,7 +283,8 @@ static inline bool take_response_lines_again(const cnm_simple_response *last, si
 /* ---- the heads -------------------------------------------------------------------------------- */
 
 /* The length of the method and its space that begin the `count` (≥ 8) bytes at `bytes`, when it
- * is one these parsers read: GET first, the others told by their first byte. 0 when it is not. */
+ * is one these parsers read: GET first, the others told by their first byte. 0 when it is not
+ * (CONNECT, whose answer starts a tunnel, and the rarer methods). */
 static inline size_t method_and_space(const unsigned char *bytes) {
   if (memcmp(bytes, "GET ", 4) == 0) return 4;
   switch (bytes[0]) {
@@ -292,6 +294,7 @@ static inline size_t method_and_space(const unsigned char *bytes) {
     return memcmp(bytes, "PATCH ", 6) == 0 ? 6 : 0;
   case 'D': return memcmp(bytes, "DELETE ", 7) == 0 ? 7 : 0;
   case 'O': return memcmp(bytes, "OPTIONS ", 8) == 0 ? 8 : 0;
+  case 'H': return memcmp(bytes, "HEAD ", 5) == 0 ? 5 : 0;
   default: return 0;
   }
 }
@@ -343,10 +346,9 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
   if (count < 17 || memcmp(bytes, "HTTP/1.", 7) != 0 || (bytes[7] != '1' && bytes[7] != '0') || bytes[8] != ' ')
     return false;
   unsigned hundreds = bytes[9] - '0', tens = bytes[10] - '0', ones = bytes[11] - '0';
-  /* A final response with a body: not 1xx, 204 or 304. */
+  /* A final response: not 1xx. */
   if (hundreds < 2 || hundreds > 9 || tens > 9 || ones > 9 || bytes[12] != ' ') return false;
   uint16_t status = (uint16_t)(hundreds * 100 + tens * 10 + ones);
-  if (status == 204 || status == 304) return false;
   control_map map;
   map_controls(bytes, 0, count, &map);
   size_t reason_end = field_text_end(bytes, &map, 13, count);
@@ -358,7 +360,7 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
     if (!read_header_line(bytes, &map, at, count, &line) || !take_response_header(bytes, &line, &parsed)) return false;
     at = line.next;
   }
-  if (!parsed.framed_at || at + 2 > count || bytes[at + 1] != '\n') return false;
+  if (at + 2 > count || bytes[at + 1] != '\n') return false;
   parsed.length = (uint16_t)(at + 2);
   *response = parsed;
   return true;
@@ -487,14 +489,14 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
       break;
     }
     if (differs == heads.old_count - old_from) { /* the rest of the last head again */
-      if (!take_response_lines_again(last, old_from, heads.old_count, at, &parsed) || !parsed.framed_at) return false;
+      if (!take_response_lines_again(last, old_from, heads.old_count, at, &parsed)) return false;
       parsed.length = (uint16_t)(at + heads.old_count - old_from);
       break;
     }
     if (!take_response_lines_again(last, old_from, heads.old_at, at, &parsed)) return false;
     if (heads.at == count) return false; /* the bytes end before the head does */
     if (bytes[heads.at] == '\r') { /* the blank line that ends the head */
-      if (!parsed.framed_at || heads.at + 2 > count || bytes[heads.at + 1] != '\n') return false;
+      if (heads.at + 2 > count || bytes[heads.at + 1] != '\n') return false;
       parsed.length = (uint16_t)(heads.at + 2);
       break;
     }

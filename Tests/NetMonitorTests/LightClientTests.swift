@@ -138,6 +138,31 @@ struct LightClientTests {
     #expect(exchanges.first?["request_bytes"] as? Int ?? 0 > 500 && exchanges.last?["request_bytes"] as? Int ?? 0 > 70000)
   }
 
+  @Test("curl: HEAD, and an answer without a body (a 304), recorded without the monitor")
+  func bodilessAnswers() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let nginx = try LoopbackNginx(files: ["page.bin": 3000], tls: tls)
+    let base = "http://127.0.0.1:\(nginx.port)"
+    // HEAD (curl -I), a conditional GET nginx answers 304 (its file's Last-Modified, asked of it
+    // first, unmonitored), a HEAD again, and a 404 on one connection.
+    let head = try ProgramRun.run(["curl", "-s", "-I", "\(base)/page.bin"]).stdoutText
+    let modified = try #require(
+      head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("last-modified:") }?.dropFirst(14)
+        .trimmingCharacters(in: .whitespaces))
+    let (records, loaded, _, _) = try Self.expectSameRecords(
+      ["curl", "-s", "-o", "/dev/null", "-I", "\(base)/page.bin", "--next", "-s", "-o", "/dev/null", "-H",
+       "If-Modified-Since: \(modified)", "\(base)/page.bin", "--next", "-s", "-o", "/dev/null",
+       "-I", "\(base)/page.bin?again", "--next", "-s", "-o", "/dev/null", "\(base)/missing"], in: scratch)
+    #expect(!loaded, "an answer without a body is the replay's")
+    let exchanges = records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["method"] as? String } == ["HEAD", "GET", "HEAD", "GET"])
+    #expect(exchanges.map { $0["status"] as? Int } == [200, 304, 200, 404])
+    #expect(exchanges.prefix(3).allSatisfy { ($0["response_bytes"] as? Int ?? 0) < 400 })
+    #expect(records.filter { $0["kind"] as? String == "connection" }.map { $0["http_exchanges"] as? Int } == [4])
+  }
+
   @Test("python: the monitor takes a connection over mid-exchange (chunked, a body, close-delimited)")
   func takenOverMidExchange() throws {
     let server = try LoopbackServer()

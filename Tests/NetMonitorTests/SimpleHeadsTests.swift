@@ -20,6 +20,7 @@ struct SimpleHeadsTests {
     "PUT /v/1 HTTP/1.1\r\nHost: svc.test\r\ncontent-length:  5 \r\nConnection: keep-alive\r\n\r\nhel",
     "PATCH /v/1 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 0\r\n\r\n",
     "DELETE /v/1?force=1 HTTP/1.1\r\nHost: svc.test\r\n\r\n", "OPTIONS * HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+    "HEAD /f.bin HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
   ]
   static let responses = [
     "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
@@ -28,6 +29,14 @@ struct SimpleHeadsTests {
     // Python's http.server (HTTP/1.0), and a server's answer to a last request
     "HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6 Python/3.11.7\r\nDate: Sat, 28 Nov 2026 04:18:34 GMT\r\nContent-type: application/octet-stream\r\nContent-Length: 3000\r\nLast-Modified: Sat, 28 Nov 2026 04:18:00 GMT\r\n\r\n",
     "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\n",
+  ]
+
+  /// Heads whose bodies their status or request says (204, 304: none), or which have none to
+  /// frame them (a body up to the close, which the replay leaves to Swift).
+  static let bodilessResponses = [
+    "HTTP/1.1 204 No Content\r\nDate: Sat, 28 Nov 2026 04:18:34 GMT\r\n\r\n",
+    "HTTP/1.1 304 Not Modified\r\nETag: \"5f-3\"\r\nContent-Length: 5\r\n\r\n",
+    "HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\n",
   ]
 
   /// The request fields the hooks read from `text`, or nil when they refuse it.
@@ -113,20 +122,27 @@ struct SimpleHeadsTests {
     cnm_replay_request_scalars(&request, &scalars)
     let swiftScalars = withUnsafeBytes(of: head) { Array($0.prefix(scalarsLength)) }
     return withUnsafePointer(to: head) { Array($0.textBytes) } == Array(text) && scalars == swiftScalars
-      && head.requestKind == .ordinary && !head.targetTruncated && !head.hostTruncated
+      && head.requestKind == (bytes.starts(with: Array("HEAD ".utf8)) ? .head : .ordinary) && !head.targetTruncated
+      && !head.hostTruncated
   }
 
-  /// Whether the Swift parser reads the response head at the start of `bytes` to the fields the
-  /// hooks read: its status, its length, and a body of that Content-Length that ends the message.
-  /// (Its version, 1.1 or 1.0, and its `Connection` are in no record, and change nothing here.)
-  static func swiftAgrees(response bytes: [UInt8], _ fields: cnm_simple_response) -> Bool {
-    var run = HTTPRun(.responses)
+  /// Whether the Swift parser reads the response head at the start of `bytes` (answering a GET, or
+  /// `answeringHEAD`) to the fields the hooks read: its status, its length, and the body the replay
+  /// counts (exchange_replay.c): none for HEAD, 204 and 304, else one of its Content-Length, which
+  /// ends the message, or, without one, a body that runs to the close (which the replay leaves to
+  /// Swift). (Its version, 1.1 or 1.0, and its `Connection` are in no record, and change nothing here.)
+  static func swiftAgrees(response bytes: [UInt8], _ fields: cnm_simple_response, answeringHEAD: Bool = false) -> Bool {
+    var run = HTTPRun(.responses, expecting: [answeringHEAD ? .head : .ordinary])
     let length = Int(fields.length)
-    run.feed(ArraySlice(bytes[..<length]) + ArraySlice(repeating: UInt8(ascii: "x"), count: Int(fields.content_length)))
-    guard let head = run.heads.first else { return false }
-    return run.events == [.started, .head, .complete(UInt64(length) + fields.content_length)]
-      && head.status == fields.status && head.bodyFraming == .contentLength
-      && head.contentLengthValue == fields.content_length && !head.hasTransferEncoding && !head.connectionUpgrade
+    let bodiless = answeringHEAD || fields.status == 204 || fields.status == 304
+    let body = bodiless ? 0 : Int(fields.content_length)
+    run.feed(ArraySlice(bytes[..<length]) + ArraySlice(repeating: UInt8(ascii: "x"), count: body))
+    guard let head = run.heads.first, head.status == fields.status, !head.hasTransferEncoding, !head.connectionUpgrade,
+      head.hasContentLength == (fields.framed_at != 0), !head.hasContentLength || head.contentLengthValue == fields.content_length
+    else { return false }
+    if !bodiless && fields.framed_at == 0 { return run.events == [.started, .head] && head.bodyFraming == .untilClose }
+    return run.events == [.started, .head, .complete(UInt64(length + body))]
+      && head.bodyFraming == (bodiless ? .none : .contentLength)
   }
 
   @Test("heads a client, nginx or wrk sends are simple, and read as the Swift parser reads them")
@@ -136,11 +152,12 @@ struct SimpleHeadsTests {
       let fields = try #require(Self.request(bytes), "\(text)")
       #expect(Self.swiftAgrees(request: bytes, fields), "\(text)")
     }
-    for text in Self.responses {
+    for text in Self.responses + Self.bodilessResponses {
       let bytes = Array((text + "body").utf8)
       let fields = try #require(Self.response(bytes), "\(text)")
       #expect(Int(fields.length) == text.utf8.count)
       #expect(Self.swiftAgrees(response: bytes, fields), "\(text)")
+      #expect(Self.swiftAgrees(response: bytes, fields, answeringHEAD: true), "\(text) answering HEAD")
     }
     let host = try #require(Self.request(Array(Self.requests[1].utf8)))
     #expect(host.host_length == 13 && host.connection == CNM_CONNECTION_KEEP_ALIVE)
@@ -157,7 +174,7 @@ struct SimpleHeadsTests {
   @Test(
     "requests the hooks leave to Swift",
     arguments: [
-      "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n", "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
+      "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
       "TRACE / HTTP/1.1\r\nHost: h\r\n\r\n", "get / HTTP/1.1\r\nHost: h\r\n\r\n", "POSTS / HTTP/1.1\r\n\r\n",
       "GET / HTTP/1.0\r\nHost: h\r\n\r\n", "POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx",
       "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", "PUT / HTTP/1.1\r\nContent-Length: +1\r\n\r\nx",
@@ -182,8 +199,7 @@ struct SimpleHeadsTests {
     "responses the hooks leave to Swift",
     arguments: [
       "HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n",
-      "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n",
-      "HTTP/1.0 200 OK\r\n\r\n", "HTTP/1.2 200 OK\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\n",
+      "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n", "HTTP/1.2 200 OK\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1, 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n",
@@ -304,10 +320,13 @@ struct SimpleHeadsTests {
       } else {
         refused.requests += 1
       }
-      let response = mutations.mutate(Array((Self.responses[round % Self.responses.count] + "body").utf8))
+      let heads = Self.responses + Self.bodilessResponses
+      let response = mutations.mutate(Array((heads[round % heads.count] + "body").utf8))
       if let fields = Self.response(response) {
         accepted.responses += 1
-        #expect(Self.swiftAgrees(response: response, fields), "\(String(decoding: response, as: UTF8.self).debugDescription)")
+        let text = String(decoding: response, as: UTF8.self).debugDescription
+        #expect(Self.swiftAgrees(response: response, fields), "\(text)")
+        #expect(Self.swiftAgrees(response: response, fields, answeringHEAD: true), "\(text) answering HEAD")
       } else {
         refused.responses += 1
       }

@@ -478,7 +478,7 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
 
 /* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
  * Most exchanges on a keep-alive connection are simple: a request of a common method, without a
- * body or with one of known length, answered by a head and a body of known length. Once the Swift
+ * body or with one of known length, answered by a head and a body of known length, or none. Once the Swift
  * path has recorded an exchange on such a connection (not its first), with nothing under way after
  * it, it arms the connection's replay: a template of the record it wrote, of which the hooks reuse
  * the connection's part. The hooks then record each simple exchange themselves: the request head

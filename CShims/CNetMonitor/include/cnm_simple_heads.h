@@ -1,7 +1,7 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
  * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 request of a common method
- * with no body or one framed by its Content-Length, and an HTTP/1.1 or 1.0 response framed by its
- * Content-Length. Each is read whole (a
+ * with no body or one framed by its Content-Length, and an HTTP/1.1 or 1.0 final response with no
+ * body or one framed by its Content-Length. Each is read whole (a
  * connection's first), or after the last one read on its connection, of which only the lines that
  * differ. Nothing here allocates, locks or touches errno. */
 #ifndef CNM_SIMPLE_HEADS_H
@@ -18,8 +18,8 @@
  * header), or the one option `keep-alive` or `close`. */
 enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_CLOSE = 2 };
 
-/* A simple request head: `METHOD target HTTP/1.1` (GET, POST, PUT, PATCH, DELETE or OPTIONS: the
- * methods whose responses their own heads frame, unlike HEAD's and CONNECT's), then header lines,
+/* A simple request head: `METHOD target HTTP/1.1` (GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
+ * not CONNECT, whose answer starts a tunnel, nor the rarer methods), then header lines,
  * none of them Transfer-Encoding, a second Content-Length, a Connection other than keep-alive or
  * close, or a second Connection. Its body, when a Content-Length frames one, follows it. */
 typedef struct cnm_simple_request {
@@ -34,15 +34,17 @@ typedef struct cnm_simple_request {
   uint8_t connection;     /* CNM_CONNECTION_… */
 } cnm_simple_request;
 
-/* A simple response head: `HTTP/1.1 ddd` or `HTTP/1.0 ddd` (not 1xx, 204, 304), one
+/* A simple response head: `HTTP/1.1 ddd` or `HTTP/1.0 ddd` (not 1xx), at most one
  * Content-Length, no Transfer-Encoding, no Connection other than keep-alive or close. Its version
  * and Connection are not kept: an http record has neither (the exchange's protocol is its
- * request's), and a body of known length ends where it ends either way. */
+ * request's), and a body of known length, or none, ends where it ends either way. Whether it has
+ * a body is its request's and status's to say (no body for HEAD, 204, 304; else its Content-Length
+ * frames it: without one, the body runs to the close, which is Swift's). */
 typedef struct cnm_simple_response {
   uint64_t content_length;
   uint16_t length; /* the head's bytes; 0: none read yet */
   uint16_t status;
-  uint16_t framed_at; /* where the line after its Content-Length begins */
+  uint16_t framed_at; /* where the line after its Content-Length begins; 0: it has none */
 } cnm_simple_response;
 
 /* Read the head at the start of the `available` bytes at `bytes` as a simple request or as a simple
