@@ -121,9 +121,10 @@ static inline uint64_t response_body(const cnm_connection_head *head) {
 }
 
 /* The record of a simple exchange: the template's first line, connection and request head, its
- * response's status and length, its times. Dropped and counted when the queue is full, as every
+ * response's status and its `response_bytes`, its times. Dropped and counted when the queue is full, as every
  * record. */
-static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byte, uint64_t end) {
+static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byte, uint64_t end,
+                   uint64_t response_bytes) {
   cnm_queue *queue = cnm_records;
   if (!queue) return;
   uint64_t ticket;
@@ -141,7 +142,7 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
          template->run_length);
   store_u16(slot, fields->status, response->status);
   store_u64(slot, fields->request_bytes, head->replay_request.length + head->replay_request.content_length);
-  store_u64(slot, fields->response_bytes, response->length + response_body(head));
+  store_u64(slot, fields->response_bytes, response_bytes);
   store_u64(slot, fields->start_unix_ns, template->unix_offset + start);
   store_u64(slot, fields->duration_ns, end - start);
   store_u64(slot, fields->first_byte_ns, first_byte - start + 1);
@@ -192,7 +193,7 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
  * Swift's, and so is a body that runs to the close. */
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
-  uint64_t now;
+  uint64_t now, total;
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
     if (head->replay_request_body_left) return false; /* an answer before the request's end */
     size_t available;
@@ -202,7 +203,7 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
       return false;
     uint64_t body = response_body(head);
     if (body == UINT64_MAX) return false;
-    uint64_t total = head->replay_response.length + body;
+    total = head->replay_response.length + body;
     if (count > total) return false;
     now = cnm_monotonic_ns();
     head->replay_first_byte = now;
@@ -217,9 +218,11 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
       return true;
     }
     now = cnm_monotonic_ns();
+    /* A response under way has a body its Content-Length frames. */
+    total = head->replay_response.length + head->replay_response.content_length;
   }
   if (!advance(head, state, CNM_REPLAY_ARMED, 1)) return false;
-  record(head, head->replay_start, head->replay_first_byte, now);
+  record(head, head->replay_start, head->replay_first_byte, now, total);
   return true;
 }
 
