@@ -44,10 +44,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) {
         let request = head.pointee.replay_request
         let start = head.pointee.replay_start
-        let bytes = UnsafeRawBufferPointer(start: head.pointer(to: \.replay_request_bytes)!, count: Int(request.length))
-        requestBytes(bytes, now: start, context: context)
-        let counted = request.content_length &- head.pointee.replay_request_body_left
-        Traffic.Bytes.unknown.forEachPiece(upTo: Int(counted)) { requestBytes($0, now: start, context: context) }
+        Self.kept(
+          UnsafeRawPointer(head.pointer(to: \.replay_request_bytes)!), length: request.length,
+          bodyCounted: request.content_length &- head.pointee.replay_request_body_left
+        ) { requestBytes($0, now: start, context: context) }
       }
     }
     if responses || owner {
@@ -58,12 +58,22 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       if state & UInt64(CNM_REPLAY_RESPONSE_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_RESPONSE_PENDING)) {
         let firstByte = head.pointee.replay_first_byte
         let response = head.pointee.replay_response
-        let bytes = UnsafeRawBufferPointer(start: head.pointer(to: \.replay_response_bytes)!, count: Int(response.length))
-        responseBytes(bytes, now: firstByte, context: context)
-        let counted = response.content_length &- head.pointee.replay_body_left
-        Traffic.Bytes.unknown.forEachPiece(upTo: Int(counted)) { responseBytes($0, now: firstByte, context: context) }
+        Self.kept(
+          UnsafeRawPointer(head.pointer(to: \.replay_response_bytes)!), length: response.length,
+          bodyCounted: response.content_length &- head.pointee.replay_body_left
+        ) { responseBytes($0, now: firstByte, context: context) }
       }
     }
+  }
+
+  /// What the hooks took of a message they did not finish, for `parse`: the head they kept
+  /// (`length` bytes at `bytes`), then as many zeros as the body bytes they counted (a body of
+  /// known length is only counted, as for `sendfile`).
+  private static func kept(
+    _ bytes: UnsafeRawPointer, length: UInt16, bodyCounted: UInt64, _ parse: (UnsafeRawBufferPointer) -> Void
+  ) {
+    parse(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+    Traffic.Bytes.unknown.forEachPiece(upTo: Int(bodyCounted), parse)
   }
 
   /// Copies the record of exchange `sequence` (its slot, as written) into the replay's template
