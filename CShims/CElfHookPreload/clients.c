@@ -12,9 +12,9 @@
  * exchange too. The connection's record is written here, at its close. The records are the
  * monitor's, field for field (LightClientTests compares them).
  *
- * What the replay refuses (CONNECT or a rarer method, a chunked request body, a response that is not
- * a head and a body of known length or none, TLS bytes outside a session tls_clients.c paired, a call on another
- * thread) it hands to "Swift": here, a callback that notes it. Once the call is accounted for, the
+ * What the replay refuses (CONNECT or a rarer method, a chunked request body, a response that is
+ * not a head and a body of known length or none, TLS bytes outside a session tls_clients.c paired,
+ * a call on another thread) it hands to "Swift": here, a callback that notes it. Once the call is accounted for, the
  * monitor is loaded, takes every connection tracked here over where it is (its replay stopped:
  * Swift parses what the replay took of the exchange under way from the heads it kept, at the times
  * they moved: ExchangeReplay.swift), and is handed the call's bytes. So are a connection closed
@@ -205,10 +205,10 @@ void elfhook_client_name_by_request(client *connection) {
       (__atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE) & CNM_REPLAY_PHASE) != CNM_REPLAY_REQUESTED)
     return;
   const cnm_simple_request *request = &connection->head.replay_request;
-  const unsigned char *host = connection->head.replay_request_bytes + request->host_offset;
-  size_t length = cnm_host_header_name_length(host, request->host_length,
-                                              connection->head.replay_request_bytes[request->method_length + 1] == '/',
-                                              connection->core.peer.port, connection->core.is_tls);
+  const unsigned char *bytes = connection->head.replay_request_bytes, *host = bytes + request->host_offset;
+  bool target_is_path = bytes[request->method_length + 1] == '/';
+  size_t length = cnm_host_header_name_length(host, request->host_length, target_is_path, connection->core.peer.port,
+                                              connection->core.is_tls);
   ELFHOOK_SET_TEXT(connection->core.host, host, length);
 }
 

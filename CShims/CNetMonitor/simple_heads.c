@@ -282,8 +282,8 @@ static inline bool take_response_lines_again(const cnm_simple_response *last, si
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
-/* The length of the method and its space that begin the `count` (≥ 8) bytes at `bytes`, when it
- * is one these parsers read: GET first, the others told by their first byte. 0 when it is not
+/* The length of the method and its space that begin the bytes at `bytes` (8 of them at least),
+ * when it is one these parsers read: GET first, the others told by their first byte. 0 when it is not
  * (CONNECT, whose answer starts a tunnel, and the rarer methods). */
 static inline size_t method_and_space(const unsigned char *bytes) {
   if (memcmp(bytes, "GET ", 4) == 0) return 4;
