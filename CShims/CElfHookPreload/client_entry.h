@@ -14,7 +14,7 @@ typedef struct elfhook_client {
   cnm_connection_head head; /* first: the data path finds it at the entry's address */
   cnm_connection_core core;
   void *ssl; /* the TLS session (an SSL *, a gnutls_session_t) over it (tls_clients.c); NULL until paired */
-  cnm_client_h2 h2; /* its HTTP/2 state, once its session's plaintext is HTTP/2 (h2_clients.c) */
+  cnm_client_h2 h2; /* its HTTP/2 state, once its plaintext (a TLS session's or not) is HTTP/2: h2_clients.c */
 } elfhook_client;
 
 static inline elfhook_client *elfhook_client_entry(int fd) { return (elfhook_client *)cnm_slot(fd); }
@@ -52,9 +52,15 @@ void elfhook_tls_client_socket_call(elfhook_client *connection, bool received, c
 /* Plaintext of the TLS session over `connection`, whose ALPN chose h2 (h2_clients.c): read as
  * HTTP/2, the streams that end recorded. False, nothing read, when the monitor is to read it: a
  * fork child's inherited connection, plaintext before the client's preface, a first request that
- * is not HTTP/2, no state left in the pool. */
+ * is not HTTP/2, a server's first bytes that are not its preface, no state left in the pool. */
 bool elfhook_h2_client_plaintext(elfhook_client *connection, bool received, const void *buffer,
                                  size_t count) __attribute__((visibility("hidden")));
+/* The socket bytes of a plaintext `connection` (`count` of them, in `buffer` or `vector`) when it
+ * speaks HTTP/2 with prior knowledge: counted and read, the streams that end recorded (h2_clients.c).
+ * False, nothing done, when they are not HTTP/2 it reads: the replay's, or the monitor's. */
+bool elfhook_h2_client_socket_bytes(elfhook_client *connection, bool received, const void *buffer,
+                                    const struct iovec *vector, int vector_count, size_t count)
+    __attribute__((visibility("hidden")));
 /* The connection closes: its streams still open are recorded, as not complete, and its state goes
  * back to the pool. Returns the streams recorded on it. */
 uint64_t elfhook_h2_client_finish(elfhook_client *connection) __attribute__((visibility("hidden")));

@@ -347,8 +347,14 @@ void elfhook_client_moved(int fd, bool received, const void *buffer, const struc
   elfhook_tls_client_socket_call(connection, received, buffer, vector, vector_count);
   refused = false;
   int saved = errno;
-  cnm_account_call(fd, received, buffer, vector, vector_count, result);
-  bool taken = !refused;
+  /* Cleartext HTTP/2 is read by h2_clients.c; what it leaves of a connection it reads is the
+   * monitor's, the rest the replay's. */
+  bool cleartext_h2 = !connection->head.is_tls && connection->h2.connection;
+  bool taken = elfhook_h2_client_socket_bytes(connection, received, buffer, vector, vector_count, (size_t)result);
+  if (!taken && !cleartext_h2) {
+    cnm_account_call(fd, received, buffer, vector, vector_count, result);
+    taken = !refused;
+  }
   if (taken && !received) elfhook_client_name_by_request(connection);
   errno = saved;
   leave();

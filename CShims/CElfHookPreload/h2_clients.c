@@ -1,15 +1,19 @@
-/* HTTP/2 over the TLS sessions tls_clients.c records (elfhook_preload.h): a `curl https://…` whose
- * server chooses h2 by ALPN (most public servers do) is recorded by the injected library too.
+/* HTTP/2 clients, recorded by the injected library too (elfhook_preload.h): over the TLS sessions
+ * tls_clients.c records, when ALPN chose h2 (a `curl https://…` to most public servers), and in
+ * cleartext with prior knowledge (`curl --http2-prior-knowledge`, an h2c gRPC client).
  *
  * The frames are read by the monitor's own C reader (CHTTP2's ch2_connection: frame reader, HPACK
  * decoders, the streams under way), in an entry of this library's copy of the monitor's pool
  * (h2_pool.c, mapped at the first such connection); what is Swift in the monitor, a stream's
  * request head and its record (H2Streams.swift), is written here, field for field
- * (LightClientTests compares them). A session is read as HTTP/2 from its client's first plaintext
- * when that begins with the connection preface (`PRI `); plaintext the server sends before it, or
- * a first request that is not HTTP/2, loads the monitor, which decides from the bytes as it always
- * does. When the monitor takes the connections over, it takes the reader too, where it is
- * (cnm_client_h2, ClientAdoption.swift): the streams under way are its from then on.
+ * (LightClientTests compares them). Each direction is decided by its first bytes, by the
+ * monitor's rules (H2Traffic.swift): the requests are HTTP/2 when the client's first begin with
+ * the connection preface (`PRI `), the responses when the server's first are a SETTINGS frame.
+ * Anything else (plaintext the server sends before the client's preface, a first request that is
+ * not HTTP/2 over h2, a server's first bytes that are not its preface) loads the monitor, which
+ * decides from the bytes as it always does. When the monitor takes the connections over, it takes
+ * the reader too, where it is (cnm_client_h2, ClientAdoption.swift): the streams under way are its
+ * from then on, and a response direction not decided yet is its to decide.
  *
  * Nothing here allocates on a call's way (the pool's mapping is reserved once, at the first
  * HTTP/2 connection), locks, or touches errno but through the pool's mmap, which clients.c's
@@ -130,22 +134,70 @@ static bool begin(elfhook_client *connection) {
   return true;
 }
 
-bool elfhook_h2_client_plaintext(elfhook_client *connection, bool received, const void *buffer, size_t count) {
-  ch2_connection *h2 = connection->h2.connection;
+/* Whether the first bytes a server sent (`count` at `bytes`) are its preface: a SETTINGS frame on
+ * stream 0, no flags, its length a multiple of 6 and below 2^16 (H2Traffic.decide's rule). */
+static bool is_server_preface(const uint8_t *bytes, size_t count) {
+  if (count < 9) return false;
+  uint32_t length = (uint32_t)bytes[1] << 8 | bytes[2];
+  return bytes[0] == 0 && bytes[3] == CH2_SETTINGS && (bytes[4] | bytes[5] | bytes[6] | bytes[7] | bytes[8]) == 0 &&
+         length % 6 == 0;
+}
+
+/* Whether the connection's bytes (`count` of them, in `buffer` or `vector`) are HTTP/2 it reads:
+ * its state begun at the client's preface, its responses at the server's, each the first bytes of
+ * its direction (`first`: none moved that way before). */
+static bool decided(elfhook_client *connection, bool received, bool first_bytes, const void *buffer,
+                    const struct iovec *vector, int vector_count, size_t count) {
   if (connection->head.inherited) return false; /* a fork child's copy: the monitor's */
-  if (!h2) {
-    static const char preface[] = "PRI ";
-    if (received || count < 4 || memcmp(buffer, preface, 4) != 0 || !begin(connection)) return false;
-    h2 = connection->h2.connection;
+  if (!received && connection->h2.connection) return true;
+  if (received && connection->h2.responses_seen) return true;
+  if (!first_bytes) return false;
+  const uint8_t *first = buffer;
+  size_t available = count;
+  if (!first && vector_count > 0) {
+    first = vector[0].iov_base;
+    available = vector[0].iov_len < count ? vector[0].iov_len : count;
   }
+  if (!first) return false;
+  if (received) {
+    if (!connection->h2.connection || !is_server_preface(first, available)) return false;
+    connection->h2.responses_seen = 1;
+    return true;
+  }
+  static const char preface[] = "PRI ";
+  return available >= 4 && memcmp(first, preface, 4) == 0 && begin(connection);
+}
+
+/* Reads a decided direction's bytes; a direction that stops is only counted from then on. */
+static void read_direction(elfhook_client *connection, bool received, const void *buffer, const struct iovec *vector,
+                           int vector_count, size_t count) {
   bool requests = !received;
   uint8_t *stopped = requests ? &connection->h2.requests_stopped : &connection->h2.responses_stopped;
-  if (*stopped) return true; /* counted only */
-  ch2_status status = ch2_connection_read(h2, requests, buffer, count, cnm_monotonic_ns(), connection);
+  if (*stopped) return;
+  ch2_connection *h2 = connection->h2.connection;
+  uint64_t now = cnm_monotonic_ns();
+  ch2_status status = buffer ? ch2_connection_read(h2, requests, buffer, count, now, connection)
+                             : ch2_connection_read_vector(h2, requests, vector, vector_count, 0, count, now, connection);
   if (status != CH2_OK) { /* what the monitor does (H2Traffic.stop) */
     *stopped = 1;
     if (!connection->core.http_stop) connection->core.http_stop = (uint8_t)status;
   }
+}
+
+bool elfhook_h2_client_plaintext(elfhook_client *connection, bool received, const void *buffer, size_t count) {
+  uint64_t moved = received ? connection->core.tls_bytes_received : connection->core.tls_bytes_sent;
+  if (!buffer || !decided(connection, received, moved == 0, buffer, NULL, 0, count)) return false;
+  read_direction(connection, received, buffer, NULL, 0, count);
+  return true;
+}
+
+bool elfhook_h2_client_socket_bytes(elfhook_client *connection, bool received, const void *buffer,
+                                    const struct iovec *vector, int vector_count, size_t count) {
+  if (connection->head.is_tls) return false;
+  uint64_t moved = received ? connection->head.bytes_received : connection->head.bytes_sent;
+  if (!decided(connection, received, moved == 0, buffer, vector, vector_count, count)) return false;
+  cnm_count_bytes(&connection->head, received, count);
+  read_direction(connection, received, buffer, vector, vector_count, count);
   return true;
 }
 

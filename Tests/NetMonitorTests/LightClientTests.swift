@@ -138,6 +138,65 @@ struct LightClientTests {
     #expect(exchanges.first?["request_bytes"] as? Int ?? 0 > 500 && exchanges.last?["request_bytes"] as? Int ?? 0 > 70000)
   }
 
+  @Test("HTTP/2 prior knowledge (cleartext h2): each stream recorded without the monitor, which takes a connection over where it is")
+  func cleartextHTTP2() throws {
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let nginx = try LoopbackNginx(files: ["page.bin": 3000, "big.bin": 70000], tls: tls, http2: true)
+    let base = "http://127.0.0.1:\(nginx.h2cPort)"
+    let curl = "curl -s --http2-prior-knowledge -o /dev/null"
+    // A request each (this curl's second request on a prior-knowledge connection fails against
+    // this nginx, monitored or not): a file, a 404, one of many DATA frames, a HEAD.
+    let (records, loaded, _, _) = try Self.expectSameRecords(
+      ["sh", "-c", "\(curl) \(base)/page.bin; \(curl) \(base)/missing; \(curl) \(base)/big.bin; \(curl) -I \(base)/page.bin"],
+      in: scratch, inAnyOrder: true)
+    #expect(!loaded, "cleartext HTTP/2 from the client's preface is read by the library")
+    let streams = records.filter { $0["kind"] as? String == "http" }
+    #expect(streams.count == 4 && streams.allSatisfy { $0["protocol"] as? String == "h2" && $0["scheme"] as? String == "http" })
+    #expect(streams.compactMap { $0["status"] as? Int }.sorted() == [200, 200, 200, 404])
+    #expect(streams.contains { $0["target"] as? String == "/big.bin" && $0["response_bytes"] as? Int ?? 0 > 70000 })
+    #expect(records.filter { $0["kind"] as? String == "connection" }.allSatisfy { $0["http_exchanges"] as? Int == 1 })
+    // A body (light only: curl writes a small upload's frames in one call or two, by timing).
+    let post = try Self.records(of: ["sh", "-c", "\(curl) -d hello \(base)/page.bin"], light: true, in: scratch)
+    #expect(!post.monitorLoaded && post.records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [405])
+    // A stream, then a chunked answer on another connection (it loads the monitor), then a stream
+    // on the first again: the monitor reads it with the library's reader, from the socket's bytes.
+    let plain = try LoopbackServer()
+    let program = """
+      import socket, urllib.request, h2.config, h2.connection, h2.events
+      sock = socket.create_connection(("127.0.0.1", \(nginx.h2cPort)))
+      connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+      connection.initiate_connection()
+      sock.sendall(connection.data_to_send())
+      def get(path):
+          stream = connection.get_next_available_stream_id()
+          connection.send_headers(stream, [(":method", "GET"), (":path", path), (":scheme", "http"),
+                                           (":authority", "127.0.0.1")], end_stream=True)
+          sock.sendall(connection.data_to_send())
+          while True:
+              events = connection.receive_data(sock.recv(65536))
+              for event in events:
+                  if isinstance(event, h2.events.DataReceived):
+                      connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+              sock.sendall(connection.data_to_send())
+              if any(isinstance(e, h2.events.StreamEnded) and e.stream_id == stream for e in events):
+                  return
+      get("/page.bin")
+      urllib.request.urlopen("http://127.0.0.1:\(plain.port)/chunked/100").read()
+      get("/big.bin")
+      connection.close_connection()
+      sock.sendall(connection.data_to_send())
+      sock.close()
+      """
+    let taken = try Self.expectSameRecords(["python3", "-c", program], in: scratch)
+    #expect(taken.monitorLoaded)
+    let h2Streams = taken.records.filter { $0["kind"] as? String == "http" && $0["protocol"] as? String == "h2" }
+    #expect(h2Streams.map { $0["target"] as? String } == ["/page.bin", "/big.bin"])
+    let h2Connection = try #require(taken.records.first { $0["kind"] as? String == "connection" && $0["peer_port"] as? Int == Int(nginx.h2cPort) })
+    #expect(h2Connection["http_exchanges"] as? Int == 2)
+  }
+
   @Test("curl: HEAD, and an answer without a body (a 304), recorded without the monitor")
   func bodilessAnswers() throws {
     let scratch = try TemporaryDirectory("light")

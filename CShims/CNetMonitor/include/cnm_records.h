@@ -105,10 +105,12 @@ uint64_t cnm_unix_ns(void);
  * lookups, so the connections that follow know their host names. */
 /* An HTTP/2 connection the injected library reads (CShims/CElfHookPreload/h2_clients.c): its state
  * (a ch2_connection in the library's pool: the monitor reads on with it where it is, and never
- * gives it back to its own pool), and which of its directions stopped being read (a malformed
- * frame or header block: the connection's http_stop says why). */
+ * gives it back to its own pool), whether its responses were found to be HTTP/2 yet (the server's
+ * first bytes: until then the monitor decides them), and which of its directions stopped being
+ * read (a malformed frame or header block: the connection's http_stop says why). */
 typedef struct cnm_client_h2 {
   void *connection; /* NULL: not HTTP/2 (or not read by the library) */
+  uint8_t responses_seen;
   uint8_t requests_stopped;
   uint8_t responses_stopped;
 } cnm_client_h2;

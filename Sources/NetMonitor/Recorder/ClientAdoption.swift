@@ -38,7 +38,9 @@ extension Traffic {
     raw.assumingMemoryBound(to: H2Connection.self).pointee.callbacks = H2Streams.callbacks
     slot.pointee.h2.connection = UInt64(UInt(bitPattern: raw))
     slot.pointee.h2.requestsMode = given.requests_stopped != 0 ? H2Link.Mode.stopped : H2Link.Mode.h2
-    slot.pointee.h2.responsesMode = given.responses_stopped != 0 ? H2Link.Mode.stopped : H2Link.Mode.h2
+    slot.pointee.h2.responsesMode =
+      given.responses_seen == 0 ? H2Link.Mode.undecided
+      : given.responses_stopped != 0 ? H2Link.Mode.stopped : H2Link.Mode.h2
     updateWatch(slot)
   }
 
