@@ -176,8 +176,9 @@ static void read_direction(elfhook_client *connection, bool received, const void
   if (*stopped) return;
   ch2_connection *h2 = connection->h2.connection;
   uint64_t now = cnm_monotonic_ns();
-  ch2_status status = buffer ? ch2_connection_read(h2, requests, buffer, count, now, connection)
-                             : ch2_connection_read_vector(h2, requests, vector, vector_count, 0, count, now, connection);
+  ch2_status status =
+      buffer ? ch2_connection_read(h2, requests, buffer, count, now, connection)
+             : ch2_connection_read_vector(h2, requests, vector, vector_count, 0, count, now, connection);
   if (status != CH2_OK) { /* what the monitor does (H2Traffic.stop) */
     *stopped = 1;
     if (!connection->core.http_stop) connection->core.http_stop = (uint8_t)status;
