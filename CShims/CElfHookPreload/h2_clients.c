@@ -186,7 +186,8 @@ static void read_direction(elfhook_client *connection, bool received, const void
 }
 
 bool elfhook_h2_client_plaintext(elfhook_client *connection, bool received, const void *buffer, size_t count) {
-  uint64_t moved = received ? connection->core.tls_bytes_received : connection->core.tls_bytes_sent;
+  uint64_t moved = __atomic_load_n(received ? &connection->core.tls_bytes_received : &connection->core.tls_bytes_sent,
+                                   __ATOMIC_RELAXED);
   if (!buffer || !decided(connection, received, moved == 0, buffer, NULL, 0, count)) return false;
   read_direction(connection, received, buffer, NULL, 0, count);
   return true;
@@ -195,7 +196,8 @@ bool elfhook_h2_client_plaintext(elfhook_client *connection, bool received, cons
 bool elfhook_h2_client_socket_bytes(elfhook_client *connection, bool received, const void *buffer,
                                     const struct iovec *vector, int vector_count, size_t count) {
   if (connection->head.is_tls) return false;
-  uint64_t moved = received ? connection->head.bytes_received : connection->head.bytes_sent;
+  uint64_t moved = __atomic_load_n(received ? &connection->head.bytes_received : &connection->head.bytes_sent,
+                                   __ATOMIC_RELAXED);
   if (!decided(connection, received, moved == 0, buffer, vector, vector_count, count)) return false;
   cnm_count_bytes(&connection->head, received, count);
   read_direction(connection, received, buffer, vector, vector_count, count);
