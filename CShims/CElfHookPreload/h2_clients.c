@@ -16,8 +16,8 @@
  * from then on, and a response direction not decided yet is its to decide.
  *
  * Nothing here allocates on a call's way (the pool's mapping is reserved once, at the first
- * HTTP/2 connection), locks, or touches errno but through the pool's mmap, which clients.c's
- * callers restore. */
+ * HTTP/2 connection), locks, or touches errno but through the pool's mmap, whose errno its callers
+ * (clients.c, tls_clients.c) restore. */
 #include "client_entry.h"
 #include "elfhook_preload.h"
 
