@@ -5,7 +5,8 @@
  * with a head it has not seen before, ~1,100 for one that repeats. Here a simple exchange costs
  * its two heads read (compared with the last ones, or read by simple_heads.c), two clock reads,
  * and a record written from the template, the request's fields and the response's. The bodies
- * are only counted, as the Swift parser only counts a body of known length.
+ * are only counted, as the Swift parser only counts a body of known length, but for a chunked
+ * response's framing, read as the Swift parser reads it (chunked_body.c).
  *
  * Only the owner thread takes calls (any other hands its calls to Swift), so it alone writes
  * replay_start, replay_first_byte, the bodies' bytes left and the heads with their bytes. A
@@ -110,14 +111,52 @@ static void keep_identity_alone(cnm_replay_template *template) {
   template->first_exchange = false;
 }
 
+/* What response_body says of a body whose length its head does not give. */
+#define BODY_CHUNKED (UINT64_MAX - 1) /* its chunked coding frames it */
+#define BODY_TO_CLOSE UINT64_MAX      /* it runs to the close: Swift's */
+
 /* The bytes of the response's body, as the Swift parser frames it: none when it answers HEAD or is
- * a 204 or 304 (a Content-Length then says what a GET would have got), else its Content-Length's;
- * UINT64_MAX when it has no Content-Length (its body runs to the close: Swift's). */
+ * a 204 or 304 (a Content-Length then says what a GET would have got), else its Content-Length's,
+ * or BODY_CHUNKED, or BODY_TO_CLOSE when neither frames it. */
 static inline uint64_t response_body(const cnm_connection_head *head) {
   const cnm_simple_response *response = &head->replay_response;
   bool answers_head = head->replay_request.method_length == 4 && head->replay_request_bytes[0] == 'H';
   if (answers_head || response->status == 204 || response->status == 304) return 0;
-  return response->framed_at ? response->content_length : UINT64_MAX;
+  if (response->chunked_at) return BODY_CHUNKED;
+  return response->framed_at ? response->content_length : BODY_TO_CLOSE;
+}
+
+/* Reads the bytes of a call from `skip` on (its buffer, its vector's elements up to `count`, or,
+ * from sendfile, neither: bytes not seen) as the next of the chunked body `body`; `*used`, when
+ * it ended in them, is where in the call. All or nothing: `body` is unchanged when refused. */
+static cnm_chunked_outcome read_chunked(cnm_chunked_body *body, const void *buffer, const struct iovec *vector,
+                                        int vector_count, size_t skip, size_t count, size_t *used) {
+  if (buffer || !vector) {
+    cnm_chunked_outcome outcome =
+        cnm_chunked_read(body, buffer ? (const unsigned char *)buffer + skip : NULL, count - skip, used);
+    *used += skip;
+    return outcome;
+  }
+  cnm_chunked_body next = *body;
+  size_t offset = 0; /* of the element's first byte in the call */
+  for (int index = 0; index < vector_count && offset < count; index++) {
+    size_t length = vector[index].iov_len < count - offset ? vector[index].iov_len : count - offset;
+    if (offset + length > skip) {
+      size_t from = skip > offset ? skip - offset : 0, taken;
+      cnm_chunked_outcome outcome =
+          cnm_chunked_read(&next, (const unsigned char *)vector[index].iov_base + from, length - from, &taken);
+      if (outcome == CNM_CHUNKED_REFUSED) return outcome;
+      if (outcome == CNM_CHUNKED_ENDED) {
+        *body = next;
+        *used = offset + from + taken;
+        return outcome;
+      }
+    }
+    offset += length;
+  }
+  *body = next;
+  *used = count;
+  return CNM_CHUNKED_GOES_ON;
 }
 
 /* The record of a simple exchange: the template's first line, connection and request head, its
@@ -189,11 +228,13 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
 
 /* Its response: a simple head at the start of this call, then its body (if it has one), in this
  * call and any that follow; the body is only counted, as the parser only counts a body of known
- * length. Its last byte makes the record. More than the body (the next response's bytes) is
- * Swift's, and so is a body that runs to the close. */
+ * length, or, when chunked, read for its framing (chunked_body.c). Its last byte makes the
+ * record. More than the body (the next response's bytes) is Swift's, and so is a body that runs
+ * to the close. */
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
   uint64_t now, total;
+  size_t used;
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
     if (head->replay_request_body_left) return false; /* an answer before the request's end */
     size_t available;
@@ -202,15 +243,32 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     if (!bytes || !cnm_read_simple_response(bytes, available, &head->replay_response, head->replay_response_bytes))
       return false;
     uint64_t body = response_body(head);
-    if (body == UINT64_MAX) return false;
-    total = head->replay_response.length + body;
-    if (count > total) return false;
+    if (body == BODY_TO_CLOSE) return false;
+    bool goes_on;
+    if (body == BODY_CHUNKED) {
+      cnm_chunked_body *chunked = &head->replay_chunked;
+      *chunked = (cnm_chunked_body){0};
+      cnm_chunked_outcome outcome =
+          read_chunked(chunked, buffer, vector, vector_count, head->replay_response.length, count, &used);
+      if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
+      goes_on = outcome == CNM_CHUNKED_GOES_ON;
+      total = count;
+    } else {
+      total = head->replay_response.length + body;
+      if (count > total) return false;
+      goes_on = count < total;
+      head->replay_body_left = total - count;
+    }
     now = cnm_monotonic_ns();
     head->replay_first_byte = now;
-    if (count < total) {
-      head->replay_body_left = total - count;
-      return advance(head, state, CNM_REPLAY_RESPONDING, 0);
-    }
+    if (goes_on) return advance(head, state, CNM_REPLAY_RESPONDING, 0);
+  } else if (head->replay_response.chunked_at) { /* a response under way has a body: this one chunked */
+    cnm_chunked_body *chunked = &head->replay_chunked;
+    cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, 0, count, &used);
+    if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
+    if (outcome == CNM_CHUNKED_GOES_ON) return true;
+    now = cnm_monotonic_ns();
+    total = head->replay_response.length + chunked->bytes;
   } else {
     if (count > head->replay_body_left) return false;
     if (count < head->replay_body_left) {

@@ -1,12 +1,12 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
  * an HTTP/1.1 request of a common method, without a body or with one its Content-Length frames,
- * and a final response with at most one Content-Length (which frames its body, unless it answers
- * HEAD or is a 204 or 304: exchange_replay.c decides).
+ * and a final response with at most one Content-Length or a `Transfer-Encoding: chunked` (which
+ * frames its body, unless it answers HEAD or is a 204 or 304: exchange_replay.c decides).
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
  * only heads it reads to the same record fields: CRLF line ends, header names of letters, digits
  * and `-`, values of field text, no obsolete line folding. Anything else (another method or
- * request version, Transfer-Encoding, a Content-Length that is not one number, a Connection that
+ * request version, a request's Transfer-Encoding or a response's but `chunked`, a Content-Length that is not one number, a Connection that
  * is not `keep-alive` or `close` alone (`upgrade` changes what follows on the connection), a 1xx
  * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
@@ -227,9 +227,15 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
   }
 }
 
+/* Whether a Transfer-Encoding value is `chunked` alone, in any case, trimmed. */
+static inline bool is_chunked(const unsigned char *bytes, header_line *line) {
+  trim(bytes, line);
+  return line->value_end - line->value_start == 7 && name_is(bytes + line->value_start, "chunked", 7);
+}
+
 /* What a response's header line says, added to `parsed`: false when the response is not one these
- * parsers read (a second or malformed Content-Length, Transfer-Encoding, a Connection but
- * keep-alive or close). */
+ * parsers read (a second or malformed Content-Length, a Transfer-Encoding but `chunked` alone or a
+ * second one, a Connection but keep-alive or close). */
 static inline bool take_response_header(const unsigned char *bytes, header_line *line, cnm_simple_response *parsed) {
   switch (line->name) {
   case CONTENT_LENGTH:
@@ -237,7 +243,9 @@ static inline bool take_response_header(const unsigned char *bytes, header_line 
     parsed->framed_at = (uint16_t)line->next;
     return true;
   case TRANSFER_ENCODING:
-    return false;
+    if (parsed->chunked_at || !is_chunked(bytes, line)) return false;
+    parsed->chunked_at = (uint16_t)line->next;
+    return true;
   case CONNECTION:
     return connection_option(bytes, line) != CNM_CONNECTION_UNSAID;
   default:
@@ -271,14 +279,22 @@ static inline bool take_request_lines_again(const cnm_simple_request *last, size
 
 static inline bool take_response_lines_again(const cnm_simple_response *last, size_t old_at, size_t old_end, size_t at,
                                              cnm_simple_response *parsed) {
-  /* `framed_at` is where the line after the Content-Length line begins. */
+  /* `framed_at` is where the line after the Content-Length line begins, `chunked_at` the same for
+   * Transfer-Encoding's. */
   if (last->framed_at > old_at && last->framed_at <= old_end) {
     if (parsed->framed_at) return false;
     parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
     parsed->content_length = last->content_length;
   }
+  if (last->chunked_at > old_at && last->chunked_at <= old_end) {
+    if (parsed->chunked_at) return false;
+    parsed->chunked_at = (uint16_t)(last->chunked_at - old_at + at);
+  }
   return true;
 }
+
+/* A response framed both ways (Transfer-Encoding then wins, RFC 9112 §6.3) is not simple. */
+static inline bool framed_once(const cnm_simple_response *parsed) { return !(parsed->framed_at && parsed->chunked_at); }
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
@@ -360,7 +376,7 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
     if (!read_header_line(bytes, &map, at, count, &line) || !take_response_header(bytes, &line, &parsed)) return false;
     at = line.next;
   }
-  if (at + 2 > count || bytes[at + 1] != '\n') return false;
+  if (at + 2 > count || bytes[at + 1] != '\n' || !framed_once(&parsed)) return false;
   parsed.length = (uint16_t)(at + 2);
   *response = parsed;
   return true;
@@ -488,7 +504,7 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
       if (!cnm_parse_simple_response(bytes, available, &parsed)) return false;
       break;
     }
-    if (differs == heads.old_count - old_from) { /* the rest of the last head again */
+    if (differs == heads.old_count - old_from && differs != 0) { /* the rest of the last head again */
       if (!take_response_lines_again(last, old_from, heads.old_count, at, &parsed)) return false;
       parsed.length = (uint16_t)(at + heads.old_count - old_from);
       break;
@@ -506,6 +522,7 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
     next_lines(&heads, line.next);
     if (heads.at == count) return false;
   }
+  if (!framed_once(&parsed)) return false;
   memcpy(last_bytes, bytes, parsed.length);
   *last = parsed;
   return true;

@@ -29,6 +29,9 @@ struct SimpleHeadsTests {
     // Python's http.server (HTTP/1.0), and a server's answer to a last request
     "HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6 Python/3.11.7\r\nDate: Sat, 28 Nov 2026 04:18:34 GMT\r\nContent-type: application/octet-stream\r\nContent-Length: 3000\r\nLast-Modified: Sat, 28 Nov 2026 04:18:00 GMT\r\n\r\n",
     "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\n",
+    // A chunked body: a Python framework's, nginx's gzip or proxy's
+    "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\nContent-Encoding: gzip\r\n\r\n",
+    "HTTP/1.0 200 OK\r\ntransfer-encoding:  Chunked \r\n\r\n",
   ]
 
   /// Heads whose bodies their status or request says (204, 304: none), or which have none to
@@ -70,7 +73,7 @@ struct SimpleHeadsTests {
     static func same(_ one: cnm_simple_response?, _ other: cnm_simple_response?) -> Bool {
       guard let one, let other else { return one == nil && other == nil }
       return one.length == other.length && one.status == other.status && one.content_length == other.content_length
-        && one.framed_at == other.framed_at
+        && one.framed_at == other.framed_at && one.chunked_at == other.chunked_at
     }
   }
 
@@ -129,20 +132,25 @@ struct SimpleHeadsTests {
   /// Whether the Swift parser reads the response head at the start of `bytes` (answering a GET, or
   /// `answeringHEAD`) to the fields the hooks read: its status, its length, and the body the replay
   /// counts (exchange_replay.c): none for HEAD, 204 and 304, else one of its Content-Length, which
-  /// ends the message, or, without one, a body that runs to the close (which the replay leaves to
-  /// Swift). (Its version, 1.1 or 1.0, and its `Connection` are in no record, and change nothing here.)
+  /// ends the message, or a chunked one (`0\r\n\r\n` here), or, without either, a body that runs
+  /// to the close (which the replay leaves to Swift). (Its version, 1.1 or 1.0, and its
+  /// `Connection` are in no record, and change nothing here.)
   static func swiftAgrees(response bytes: [UInt8], _ fields: cnm_simple_response, answeringHEAD: Bool = false) -> Bool {
     var run = HTTPRun(.responses, expecting: [answeringHEAD ? .head : .ordinary])
     let length = Int(fields.length)
     let bodiless = answeringHEAD || fields.status == 204 || fields.status == 304
-    let body = bodiless ? 0 : Int(fields.content_length)
-    run.feed(ArraySlice(bytes[..<length]) + ArraySlice(repeating: UInt8(ascii: "x"), count: body))
-    guard let head = run.heads.first, head.status == fields.status, !head.hasTransferEncoding, !head.connectionUpgrade,
+    let chunked = fields.chunked_at != 0
+    let body = bodiless ? [] : chunked ? Array("0\r\n\r\n".utf8) : Array(repeating: UInt8(ascii: "x"), count: Int(fields.content_length))
+    run.feed(ArraySlice(bytes[..<length] + body))
+    guard let head = run.heads.first, head.status == fields.status, head.hasTransferEncoding == chunked,
+      head.isChunked == chunked, !head.connectionUpgrade, !(chunked && head.hasContentLength),
       head.hasContentLength == (fields.framed_at != 0), !head.hasContentLength || head.contentLengthValue == fields.content_length
     else { return false }
-    if !bodiless && fields.framed_at == 0 { return run.events == [.started, .head] && head.bodyFraming == .untilClose }
-    return run.events == [.started, .head, .complete(UInt64(length + body))]
-      && head.bodyFraming == (bodiless ? .none : .contentLength)
+    if !bodiless && !chunked && fields.framed_at == 0 {
+      return run.events == [.started, .head] && head.bodyFraming == .untilClose
+    }
+    return run.events == [.started, .head, .complete(UInt64(length + body.count))]
+      && head.bodyFraming == (bodiless ? .none : chunked ? .chunked : .contentLength)
   }
 
   @Test("heads a client, nginx or wrk sends are simple, and read as the Swift parser reads them")
@@ -200,7 +208,12 @@ struct SimpleHeadsTests {
     arguments: [
       "HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n",
       "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n", "HTTP/1.2 200 OK\r\nContent-Length: 1\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1, 1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;x=1\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1, 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n",
       "HTTP/1.1 200 OK\r\nContent-Length: 1234567890123456789\r\n\r\n",
@@ -256,6 +269,18 @@ struct SimpleHeadsTests {
       let head = served(second, length, modified)
       let fields = last.read(head)
       #expect(LastResponse.same(fields, Self.response(head)) && fields?.content_length == UInt64(length))
+    }
+    // A head with more lines than the last (a chunked answer with a header the last had not,
+    // after one of known length), fewer, and the same again.
+    for text in [
+      "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Trace: 1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Trace: 1\r\nX-More: 2\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+    ] {
+      let head = Array((text + "5\r\nhello").utf8)
+      let fields = last.read(head)
+      #expect(LastResponse.same(fields, Self.response(head)) && fields?.length == UInt16(text.utf8.count), "\(text)")
     }
     // Mutations of mutations: each read after the last one the hooks accepted, against the same
     // head read alone; and the last unchanged by every head refused.

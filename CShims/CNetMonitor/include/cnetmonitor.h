@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "cnm_chunked_body.h"
 #include "cnm_http_scan.h"
 #include "cnm_simple_heads.h"
 
@@ -478,7 +479,8 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
 
 /* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
  * Most exchanges on a keep-alive connection are simple: a request of a common method, without a
- * body or with one of known length, answered by a head and a body of known length, or none. Once the Swift
+ * body or with one of known length, answered by a head and a body of known length or chunked, or
+ * none. Once the Swift
  * path has recorded an exchange on such a connection (not its first), with nothing under way after
  * it, it arms the connection's replay: a template of the record it wrote, of which the hooks reuse
  * the connection's part. The hooks then record each simple exchange themselves: the request head
@@ -590,9 +592,11 @@ typedef struct cnm_connection_head {
   uint64_t replay_state;
   uint64_t replay_start;
   const void *replay_owner;
-  /* The response under way (RESPONDING): when its head went, and the body bytes still to come. */
+  /* The response under way (RESPONDING): when its head went, and the body bytes still to come
+   * (its Content-Length's), or where its chunked body is. */
   uint64_t replay_first_byte;
   uint64_t replay_body_left;
+  cnm_chunked_body replay_chunked;
   /* The request under way (REQUESTED): its body bytes still to come. */
   uint64_t replay_request_body_left;
   cnm_replay_template replay;

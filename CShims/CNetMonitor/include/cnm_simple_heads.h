@@ -1,7 +1,7 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
  * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 request of a common method
  * with no body or one framed by its Content-Length, and an HTTP/1.1 or 1.0 final response with no
- * body or one framed by its Content-Length. Each is read whole (a
+ * body or one framed by its Content-Length or chunked coding. Each is read whole (a
  * connection's first), or after the last one read on its connection, of which only the lines that
  * differ. Nothing here allocates, locks or touches errno. */
 #ifndef CNM_SIMPLE_HEADS_H
@@ -35,16 +35,18 @@ typedef struct cnm_simple_request {
 } cnm_simple_request;
 
 /* A simple response head: `HTTP/1.1 ddd` or `HTTP/1.0 ddd` (not 1xx), at most one
- * Content-Length, no Transfer-Encoding, no Connection other than keep-alive or close. Its version
+ * Content-Length or else one `Transfer-Encoding: chunked`, no Connection other than keep-alive or
+ * close. Its version
  * and Connection are not kept: an http record has neither (the exchange's protocol is its
  * request's), and a body of known length, or none, ends where it ends either way. Whether it has
  * a body is its request's and status's to say (no body for HEAD, 204, 304; else its Content-Length
- * frames it: without one, the body runs to the close, which is Swift's). */
+ * or chunked coding frames it: without either, the body runs to the close, which is Swift's). */
 typedef struct cnm_simple_response {
   uint64_t content_length;
   uint16_t length; /* the head's bytes; 0: none read yet */
   uint16_t status;
-  uint16_t framed_at; /* where the line after its Content-Length begins; 0: it has none */
+  uint16_t framed_at;  /* where the line after its Content-Length begins; 0: it has none */
+  uint16_t chunked_at; /* where the line after its `Transfer-Encoding: chunked` begins; 0: none */
 } cnm_simple_response;
 
 /* Read the head at the start of the `available` bytes at `bytes` as a simple request or as a simple

@@ -27,7 +27,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// recorded into the counters of the direction the bytes go (`requests`, `responses`, or both at
   /// close), and has what it took of an exchange it could not finish parsed, as of when it moved:
   /// a request whose response was not simple, a response it stopped taking halfway (its head and
-  /// the body bytes it counted), from the copies the hooks made of their heads (and a request's
+  /// the body bytes it counted, or where it was in a chunked body), from the copies the hooks made of their heads (and a request's
   /// body bytes it counted). Each direction's part is that direction's to take, or the
   /// owner's (which moved the bytes), or the closing thread's.
   func takeOverFromReplay(requests: Bool, responses: Bool, context: ExchangeContext) {
@@ -58,10 +58,13 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       if state & UInt64(CNM_REPLAY_RESPONSE_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_RESPONSE_PENDING)) {
         let firstByte = head.pointee.replay_first_byte
         let response = head.pointee.replay_response
+        let chunked = response.chunked_at != 0
         Self.kept(
           UnsafeRawPointer(head.pointer(to: \.replay_response_bytes)!), length: response.length,
-          bodyCounted: response.content_length &- head.pointee.replay_body_left
+          bodyCounted: chunked ? 0 : response.content_length &- head.pointee.replay_body_left
         ) { responseBytes($0, now: firstByte, context: context) }
+        // A chunked body goes on from where the hooks were in it.
+        if chunked { pointee.responses.resume(head.pointee.replay_chunked) }
       }
     }
   }
@@ -120,5 +123,32 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       context.core.pointee.startUnixNanoseconds &- context.core.pointee.startNanoseconds
     context.head.pointee.requests_received = context.core.pointee.role == ConnectionCore.Role.server ? 1 : 0
     _ = cnm_replay_arm(context.head, state)
+  }
+}
+
+extension HTTPStreamParser {
+  /// Goes on with a chunked body of which the hooks read the part in `body` (`cnm_chunked_body`,
+  /// which reads one in this parser's states): once its head was parsed, this parser is where the
+  /// hooks are, those bytes counted in the message's.
+  mutating func resume(_ body: cnm_chunked_body) {
+    guard phase == .chunkSize, messageBytes > 0 else { return }  // the head said it is chunked
+    let resumed: Phase
+    switch Int(body.phase) {
+    case CNM_CHUNKED_SIZE: resumed = .chunkSize
+    case CNM_CHUNKED_SIZE_END: resumed = .chunkSizeEnd
+    case CNM_CHUNKED_EXTENSION: resumed = .chunkExtension
+    case CNM_CHUNKED_DATA: resumed = .chunkData
+    case CNM_CHUNKED_DATA_END: resumed = .chunkDataEnd
+    case CNM_CHUNKED_TRAILER_START: resumed = .trailerLineStart
+    case CNM_CHUNKED_TRAILER_LINE: resumed = .trailerLine
+    default: return
+    }
+    phase = resumed
+    number = body.size
+    remaining = body.remaining
+    matchIndex = body.has_digits
+    crPending = body.cr_pending != 0
+    scanBytes = body.line_bytes
+    messageBytes &+= body.bytes
   }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A loopback HTTP/1.1 server for the NetMonitor tests (127.0.0.1 only).
 
-Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks), /close/N (N bytes,
+Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks of 1000; with ?pause,
+0.3 s after the first), /close/N (N bytes,
 close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), /truncated/N
 (announces N bytes, sends half, closes), and echoes
 POST bodies, but for POST /reject: 413 after the body's first 64 KiB, the rest left unread
@@ -25,7 +26,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def _send_body(self, status, body, chunked=False, close=False):
+    def _send_body(self, status, body, chunked=False, close=False, pause=False):
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         if chunked:
@@ -42,6 +43,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             for start in range(0, len(body), 1000):
                 piece = body[start:start + 1000]
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                if pause and start == 0:
+                    time.sleep(0.3)
             self.wfile.write(b"0\r\n\r\n")
         else:
             self.wfile.write(body)
@@ -56,7 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "bytes":
             self._send_body(200, b"x" * number)
         elif kind == "chunked":
-            self._send_body(200, b"c" * number, chunked=True)
+            self._send_body(200, b"c" * number, chunked=True, pause="pause" in self.path)
         elif kind == "close":
             self._send_body(200, b"z" * number, close=True)
         elif kind == "status":
