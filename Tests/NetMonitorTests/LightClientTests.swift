@@ -160,7 +160,7 @@ struct LightClientTests {
     // A body (light only: curl writes a small upload's frames in one call or two, by timing).
     let post = try Self.records(of: ["sh", "-c", "\(curl) -d hello \(base)/page.bin"], light: true, in: scratch)
     #expect(!post.monitorLoaded && post.records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [405])
-    // A stream, then a chunked answer on another connection (it loads the monitor), then a stream
+    // A stream, then a close-delimited answer on another connection (it loads the monitor), then a stream
     // on the first again: the monitor reads it with the library's reader, from the socket's bytes.
     let plain = try LoopbackServer()
     let program = """
@@ -183,7 +183,7 @@ struct LightClientTests {
               if any(isinstance(e, h2.events.StreamEnded) and e.stream_id == stream for e in events):
                   return
       get("/page.bin")
-      urllib.request.urlopen("http://127.0.0.1:\(plain.port)/chunked/100").read()
+      urllib.request.urlopen("http://127.0.0.1:\(plain.port)/close/100").read()
       get("/big.bin")
       connection.close_connection()
       sock.sendall(connection.data_to_send())
@@ -511,12 +511,12 @@ struct LightClientTests {
     let posted = post.records.filter { $0["kind"] as? String == "http" }
     #expect(posted.map { $0["method"] as? String } == ["POST"] && posted.map { $0["status"] as? Int } == [405])
     #expect(posted.first?["request_bytes"] as? Int ?? 0 > 5 && posted.first?["response_complete"] as? Bool == true)
-    // A chunked answer over plaintext between two streams of one HTTP/2 connection loads the
-    // monitor, which reads the connection's next stream with the library's frame reader and tables.
+    // A close-delimited answer over plaintext between two streams of one HTTP/2 connection loads
+    // the monitor, which reads the connection's next stream with the library's frame reader and tables.
     let plain = try LoopbackServer()
     let taken = try Self.expectSameRecords(
       ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "\(base)/page.bin", "--next", "-s", "-o",
-       "/dev/null", "http://127.0.0.1:\(plain.port)/chunked/100", "--next", "-s", "--cacert",
+       "/dev/null", "http://127.0.0.1:\(plain.port)/close/100", "--next", "-s", "--cacert",
        tls.certificate, "-o", "/dev/null", "\(base)/big.bin"], in: scratch, alsoVolatile: ["bytes_received"])
     #expect(taken.monitorLoaded)
     let takenStreams = taken.records.filter { $0["kind"] as? String == "http" }
