@@ -13,7 +13,7 @@
  * monitor's, field for field (LightClientTests compares them).
  *
  * What the replay refuses (CONNECT or a rarer method, a chunked request body, a response that is
- * not a head and a body of known length or none, TLS bytes outside a session tls_clients.c paired,
+ * not a head and a body of known length, a chunked one or none, TLS bytes outside a session tls_clients.c paired,
  * a call on another thread) it hands to "Swift": here, a callback that notes it. Once the call is accounted for, the
  * monitor is loaded, takes every connection tracked here over where it is (its replay stopped:
  * Swift parses what the replay took of the exchange under way from the heads it kept, at the times
