@@ -12,10 +12,9 @@
  * exchange too. The connection's record is written here, at its close. The records are the
  * monitor's, field for field (LightClientTests compares them).
  *
- * What the replay refuses (CONNECT or a rarer method, a chunked request body, a response that is
- * not a head and a body of known length, a chunked one or none, TLS bytes outside a session tls_clients.c paired,
- * a call on another thread) it hands to "Swift": here, a callback that notes it. Once the call is accounted for, the
- * monitor is loaded, takes every connection tracked here over where it is (its replay stopped:
+ * What the replay refuses (CONNECT or a rarer method, a chunked request body, a 1xx answer, TLS
+ * bytes outside a session tls_clients.c paired, a call on another thread) it hands to "Swift":
+ * here, a callback that notes it. Once the call is accounted for, the monitor is loaded, takes every connection tracked here over where it is (its replay stopped:
  * Swift parses what the replay took of the exchange under way from the heads it kept, at the times
  * they moved: ExchangeReplay.swift), and is handed the call's bytes. So are a connection closed
  * with an exchange under way, NSS's first call (tls_triggers.c), an accept, and anything else that
@@ -240,9 +239,10 @@ static void forget(int fd) {
   __atomic_sub_fetch(&live_clients, 1, __ATOMIC_RELAXED);
 }
 
-/* Records the connection on `fd` and stops tracking it; false, leaving it tracked, when it has an
- * exchange under way (the monitor finishes it: a response without a length ends at the close, an
- * unanswered request is recorded so), or is a fork child's inherited one that the child used. */
+/* Records the connection on `fd` and stops tracking it (and the answer under way, when it runs to
+ * the close); false, leaving it tracked, when it has another exchange under way (the monitor
+ * finishes it: an unanswered request, or one answered halfway, is recorded so), or is a fork
+ * child's inherited one that the child used. */
 static bool close_tracked(int fd, bool is_open) {
   client *connection = entry_of(fd);
   if (connection->head.inherited) {
@@ -254,6 +254,8 @@ static bool close_tracked(int fd, bool is_open) {
     forget(fd);
     return true;
   }
+  /* An answer that runs to the close ends here. */
+  cnm_replay_end_at_close(&connection->head);
   uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
   uint64_t phase = state & CNM_REPLAY_PHASE;
   if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING) return false;

@@ -113,7 +113,7 @@ static void keep_identity_alone(cnm_replay_template *template) {
 
 /* What response_body says of a body whose length its head does not give. */
 #define BODY_CHUNKED (UINT64_MAX - 1) /* its chunked coding frames it */
-#define BODY_TO_CLOSE UINT64_MAX      /* it runs to the close: Swift's */
+#define BODY_TO_CLOSE UINT64_MAX      /* it runs to the close */
 
 /* The bytes of the response's body, as the Swift parser frames it: none when it answers HEAD or is
  * a 204 or 304 (a Content-Length then says what a GET would have got), else its Content-Length's,
@@ -229,8 +229,8 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
 /* Its response: a simple head at the start of this call, then its body (if it has one), in this
  * call and any that follow; the body is only counted, as the parser only counts a body of known
  * length, or, when chunked, read for its framing (chunked_body.c). Its last byte makes the
- * record. More than the body (the next response's bytes) is Swift's, and so is a body that runs
- * to the close. */
+ * record, or, for a body that runs to the close, the close (cnm_replay_end_at_close). More than
+ * the body (the next response's bytes) is Swift's. */
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
   uint64_t now, total;
@@ -243,9 +243,12 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     if (!bytes || !cnm_read_simple_response(bytes, available, &head->replay_response, head->replay_response_bytes))
       return false;
     uint64_t body = response_body(head);
-    if (body == BODY_TO_CLOSE) return false;
     bool goes_on;
-    if (body == BODY_CHUNKED) {
+    if (body == BODY_TO_CLOSE) {
+      head->replay_body_to_close = count - head->replay_response.length;
+      goes_on = true;
+      total = count;
+    } else if (body == BODY_CHUNKED) {
       cnm_chunked_body *chunked = &head->replay_chunked;
       *chunked = (cnm_chunked_body){0};
       cnm_chunked_outcome outcome =
@@ -262,7 +265,11 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     now = cnm_monotonic_ns();
     head->replay_first_byte = now;
     if (goes_on) return advance(head, state, CNM_REPLAY_RESPONDING, 0);
-  } else if (head->replay_response.chunked_at) { /* a response under way has a body: this one chunked */
+  } else if (!head->replay_response.framed_at && !head->replay_response.chunked_at) {
+    /* A response under way has a body: this one runs to the close, every byte its. */
+    head->replay_body_to_close += count;
+    return true;
+  } else if (head->replay_response.chunked_at) {
     cnm_chunked_body *chunked = &head->replay_chunked;
     cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, 0, count, &used);
     if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
@@ -304,6 +311,16 @@ void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffe
     return;
   }
   cnm_hand_to_swift(head, received, buffer, vector, vector_count, result);
+}
+
+bool cnm_replay_end_at_close(cnm_connection_head *head) {
+  uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
+  const cnm_simple_response *response = &head->replay_response;
+  if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_RESPONDING || response->framed_at || response->chunked_at) return false;
+  uint64_t now = cnm_monotonic_ns();
+  if (!advance(head, state, CNM_REPLAY_ARMED, 1)) return false;
+  record(head, head->replay_start, head->replay_first_byte, now, response->length + head->replay_body_to_close);
+  return true;
 }
 
 bool cnm_replay_take_plaintext(cnm_connection_head *head, bool received, const void *buffer, size_t count) {

@@ -480,7 +480,7 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
 /* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
  * Most exchanges on a keep-alive connection are simple: a request of a common method, without a
  * body or with one of known length, answered by a head and a body of known length or chunked, or
- * none. Once the Swift
+ * none (or, the connection's last, one that runs to the close). Once the Swift
  * path has recorded an exchange on such a connection (not its first), with nothing under way after
  * it, it arms the connection's replay: a template of the record it wrote, of which the hooks reuse
  * the connection's part. The hooks then record each simple exchange themselves: the request head
@@ -593,10 +593,12 @@ typedef struct cnm_connection_head {
   uint64_t replay_start;
   const void *replay_owner;
   /* The response under way (RESPONDING): when its head went, and the body bytes still to come
-   * (its Content-Length's), or where its chunked body is. */
+   * (its Content-Length's), or where its chunked body is, or the bytes so far of one that runs to
+   * the close. */
   uint64_t replay_first_byte;
   uint64_t replay_body_left;
   cnm_chunked_body replay_chunked;
+  uint64_t replay_body_to_close;
   /* The request under way (REQUESTED): its body bytes still to come. */
   uint64_t replay_request_body_left;
   cnm_replay_template replay;
@@ -665,6 +667,11 @@ static inline bool cnm_replay_arm(cnm_connection_head *head, uint64_t state) {
  * cnm_on_sent). */
 void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffer, const struct iovec *vector,
                      int vector_count, ssize_t result) __attribute__((visibility("hidden")));
+
+/* At the close, by the owner: records the response under way when its body runs to the close (as
+ * the Swift parser completes one at the close). False when there was none, or another thread
+ * stopped the replay meanwhile. */
+bool cnm_replay_end_at_close(cnm_connection_head *head) __attribute__((visibility("hidden")));
 
 /* For the TLS hooks: takes `count` bytes of plaintext (> 0) that an SSL call on the connection
  * moved when they are part of a simple exchange under way, as cnm_replay_take takes a socket's;

@@ -59,10 +59,15 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         let firstByte = head.pointee.replay_first_byte
         let response = head.pointee.replay_response
         let chunked = response.chunked_at != 0
-        Self.kept(
-          UnsafeRawPointer(head.pointer(to: \.replay_response_bytes)!), length: response.length,
-          bodyCounted: chunked ? 0 : response.content_length &- head.pointee.replay_body_left
-        ) { responseBytes($0, now: firstByte, context: context) }
+        // Its body: its Content-Length's, chunked, or (with neither: it has one, being under
+        // way) one that runs to the close.
+        let counted =
+          chunked ? 0
+          : response.framed_at != 0 ? response.content_length &- head.pointee.replay_body_left
+          : head.pointee.replay_body_to_close
+        Self.kept(UnsafeRawPointer(head.pointer(to: \.replay_response_bytes)!), length: response.length, bodyCounted: counted) {
+          responseBytes($0, now: firstByte, context: context)
+        }
         // A chunked body goes on from where the hooks were in it.
         if chunked { pointee.responses.resume(head.pointee.replay_chunked) }
       }
