@@ -34,6 +34,7 @@ void cnm_replay_fields_set_up(void) {
       .identity = offsetof(cnm_raw_record, core) + offsetof(cnm_connection_core, id),
       .setup = offsetof(cnm_raw_record, core) + offsetof(cnm_connection_core, dns_ns),
       .reused = offsetof(cnm_raw_record, http_reused),
+      .protocol = offsetof(cnm_raw_record, http_protocol),
       .request_head = offsetof(cnm_raw_record, http_request),
       .text = offsetof(cnm_http_head, text),
       .scalars_length = offsetof(cnm_http_head, text),
@@ -46,7 +47,7 @@ void cnm_replay_request_scalars(const cnm_simple_request *request, void *scalars
   cnm_http_head head;
   memset(&head, 0, offsetof(cnm_http_head, text));
   head.method_length = request->method_length;
-  head.minor_version = 1;
+  head.minor_version = request->minor_version;
   head.target_length = request->target_length;
   head.host_length = request->host_length;
   head.connection_keep_alive = request->connection == CNM_CONNECTION_KEEP_ALIVE;
@@ -179,6 +180,7 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
   memcpy(slot, template->record, 64);
   memcpy(slot + (template->first_exchange ? fields->setup : fields->identity), template->record + 64,
          template->run_length);
+  slot[fields->protocol] = head->replay_request.minor_version ? CNM_HTTP_11 : CNM_HTTP_10; /* its request's */
   store_u16(slot, fields->status, response->status);
   store_u64(slot, fields->request_bytes, head->replay_request.length + head->replay_request.content_length);
   store_u64(slot, fields->response_bytes, response_bytes);

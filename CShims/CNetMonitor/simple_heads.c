@@ -1,12 +1,12 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
- * an HTTP/1.1 request of a common method, without a body or with one its Content-Length frames,
+ * an HTTP/1.1 or 1.0 request of a common method, without a body or with one its Content-Length frames,
  * and a final response with at most one Content-Length or a `Transfer-Encoding: chunked` (which
  * frames its body, unless it answers HEAD or is a 204 or 304: exchange_replay.c decides).
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
  * only heads it reads to the same record fields: CRLF line ends, header names of letters, digits
  * and `-`, values of field text, no obsolete line folding. Anything else (another method or
- * request version, a request's Transfer-Encoding or a response's but `chunked`, a Content-Length that is not one number, a Connection that
+ * request version than 1.1 and 1.0, a request's Transfer-Encoding or a response's but `chunked`, a Content-Length that is not one number, a Connection that
  * is not `keep-alive` or `close` alone (`upgrade` changes what follows on the connection), a 1xx
  * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
@@ -315,33 +315,39 @@ static inline size_t method_and_space(const unsigned char *bytes) {
   }
 }
 
-/* The length of the request line `METHOD target HTTP/1.1` CRLF that begins the `count` bytes at
- * `bytes` (at most CNM_SIMPLE_HEAD_CAPACITY), and its method's length in `method`; 0 when they
- * begin with no request line these parsers read. */
+/* The length of the request line `METHOD target HTTP/1.1` (or `HTTP/1.0`) CRLF that begins the
+ * `count` bytes at `bytes` (at most CNM_SIMPLE_HEAD_CAPACITY), its method's length in `method` and
+ * its minor version in `minor`; 0 when they begin with no request line these parsers read. */
 static inline __attribute__((always_inline)) size_t request_line_length(const unsigned char *bytes, size_t count,
-                                                                         uint8_t *method) {
+                                                                         uint8_t *method, uint8_t *minor) {
   static const char version[] = " HTTP/1.1\r\n";
   size_t target_start = count >= 8 ? method_and_space(bytes) : 0;
   if (!target_start) return 0;
   size_t target_end = cnm_text_end(bytes, target_start, count, 0x21); /* what the Swift parser takes as target */
   if (target_end == target_start || count - target_end < sizeof version - 1 + 2) return 0;
-  if (memcmp(bytes + target_end, version, sizeof version - 1) != 0) return 0;
+  /* ` HTTP/1.` then `1` or `0`, then CRLF. */
+  const unsigned char *line_end = bytes + target_end;
+  if (memcmp(line_end, version, 8) != 0 || (line_end[8] != '1' && line_end[8] != '0') || line_end[9] != '\r' ||
+      line_end[10] != '\n')
+    return 0;
   *method = (uint8_t)(target_start - 1);
+  *minor = (uint8_t)(line_end[8] - '0');
   return target_end + sizeof version - 1;
 }
 
 /* A request's fields before its header lines: its method's and target's lengths, from the length
- * of its request line. */
-static inline cnm_simple_request request_line_fields(uint8_t method, size_t line) {
-  return (cnm_simple_request){.method_length = method, .target_length = (uint16_t)(line - method - 1 - 11)};
+ * of its request line, and its minor version. */
+static inline cnm_simple_request request_line_fields(uint8_t method, size_t line, uint8_t minor) {
+  return (cnm_simple_request){
+      .method_length = method, .target_length = (uint16_t)(line - method - 1 - 11), .minor_version = minor};
 }
 
 bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *request) {
   size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
-  uint8_t method;
-  size_t at = request_line_length(bytes, count, &method);
+  uint8_t method, minor;
+  size_t at = request_line_length(bytes, count, &method, &minor);
   if (!at) return false;
-  cnm_simple_request parsed = request_line_fields(method, at);
+  cnm_simple_request parsed = request_line_fields(method, at, minor);
   control_map map;
   map_controls(bytes, at, count, &map);
   while (bytes[at] != '\r') {
@@ -538,10 +544,10 @@ bool cnm_read_simple_request(const unsigned char *bytes, size_t available, cnm_s
     return true;
   }
   size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
-  uint8_t method;
-  size_t lines = request_line_length(bytes, count, &method);
+  uint8_t method, minor;
+  size_t lines = request_line_length(bytes, count, &method, &minor);
   if (!lines) return false;
-  parsed = request_line_fields(method, lines);
+  parsed = request_line_fields(method, lines, minor);
   size_t last_lines = (size_t)last->method_length + 1 + last->target_length + 11;
   aligned_heads heads = {bytes, last_bytes, lines, last_lines, count, last->length};
   for (;;) {

@@ -86,6 +86,14 @@ struct LightClientTests {
       .map { (host: $0["host"] as? String ?? "", exchanges: $0["http_exchanges"] as? Int ?? 0) }
       .sorted { $0.host < $1.host }
     #expect(connections.map(\.host) == ["127.0.0.1", "localhost"] && connections.map(\.exchanges) == [3, 1])
+    // HTTP/1.0 requests (`--http1.0`), keep-alive asked: two exchanges on one connection.
+    let older = try Self.expectSameRecords(
+      ["curl", "-s", "--http1.0", "-H", "Connection: keep-alive", "-o", "/dev/null", "-o", "/dev/null",
+       url + "/bytes/100", url + "/bytes/7000?page=2"], in: scratch)
+    #expect(!older.monitorLoaded, "HTTP/1.0 requests are the library's too")
+    let exchanges = older.records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["protocol"] as? String } == ["http/1.0", "http/1.0"])
+    #expect(exchanges.map { $0["reused_connection"] as? Bool } == [false, true])
   }
 
   @Test("python's http.server (HTTP/1.0 answers) to curl and to urllib (`Connection: close`): never the monitor")

@@ -21,6 +21,9 @@ struct SimpleHeadsTests {
     "PATCH /v/1 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 0\r\n\r\n",
     "DELETE /v/1?force=1 HTTP/1.1\r\nHost: svc.test\r\n\r\n", "OPTIONS * HTTP/1.1\r\nHost: svc.test\r\n\r\n",
     "HEAD /f.bin HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
+    // HTTP/1.0: ApacheBench (keep-alive asked), curl --http1.0
+    "GET /index.html HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: 127.0.0.1:8080\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
+    "POST /api HTTP/1.0\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}",
   ]
   static let responses = [
     "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
@@ -184,7 +187,8 @@ struct SimpleHeadsTests {
     arguments: [
       "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
       "TRACE / HTTP/1.1\r\nHost: h\r\n\r\n", "get / HTTP/1.1\r\nHost: h\r\n\r\n", "POSTS / HTTP/1.1\r\n\r\n",
-      "GET / HTTP/1.0\r\nHost: h\r\n\r\n", "POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx",
+      "GET / HTTP/1.2\r\nHost: h\r\n\r\n", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", "GET / HTTP/1.\r\n\r\n",
+      "POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx",
       "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", "PUT / HTTP/1.1\r\nContent-Length: +1\r\n\r\nx",
       "POST / HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n", "POST / HTTP/1.1\r\nContent-Length:\r\n\r\n",
       "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",

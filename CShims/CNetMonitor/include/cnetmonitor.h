@@ -538,6 +538,7 @@ typedef struct cnm_replay_fields {
   uint16_t identity;      /* the connection's part (the template's) */
   uint16_t setup;         /* where a new connection's part starts (a first exchange's template) */
   uint16_t reused;        /* http_reused, in the first line */
+  uint16_t protocol;      /* http_protocol, in the first line: its request's version */
   uint16_t request_head;  /* the request's HTTPHead, and in it: */
   uint16_t text;          /* method, target, Host, packed */
   uint16_t scalars_length; /* the bytes before the text (cnm_replay_request_scalars) */

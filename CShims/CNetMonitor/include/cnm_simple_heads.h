@@ -1,5 +1,5 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
- * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 request of a common method
+ * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 or 1.0 request of a common method
  * with no body or one framed by its Content-Length, and an HTTP/1.1 or 1.0 final response with no
  * body or one framed by its Content-Length or chunked coding. Each is read whole (a
  * connection's first), or after the last one read on its connection, of which only the lines that
@@ -18,7 +18,8 @@
  * header), or the one option `keep-alive` or `close`. */
 enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_CLOSE = 2 };
 
-/* A simple request head: `METHOD target HTTP/1.1` (GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
+/* A simple request head: `METHOD target HTTP/1.1` or `HTTP/1.0` (ApacheBench's, `curl --http1.0`;
+ * GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
  * not CONNECT, whose answer starts a tunnel, nor the rarer methods), then header lines,
  * none of them Transfer-Encoding, a second Content-Length, a Connection other than keep-alive or
  * close, or a second Connection. Its body, when a Content-Length frames one, follows it. */
@@ -32,6 +33,7 @@ typedef struct cnm_simple_request {
   uint16_t framed_at;     /* where the line after its Content-Length begins; 0: it has none */
   uint8_t method_length;  /* the method: bytes 0 ..< method_length */
   uint8_t connection;     /* CNM_CONNECTION_… */
+  uint8_t minor_version;  /* 1 or 0: HTTP/1.1 or HTTP/1.0 */
 } cnm_simple_request;
 
 /* A simple response head: `HTTP/1.1 ddd` or `HTTP/1.0 ddd` (not 1xx), at most one

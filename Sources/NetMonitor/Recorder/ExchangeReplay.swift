@@ -86,14 +86,16 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
 
   /// Copies the record of exchange `sequence` (its slot, as written) into the replay's template
   /// when the hooks may record the exchanges after it: not the connection's first (whose record
-  /// has no reused connection), HTTP/1.1, answered by a final response, and nothing begun after
+  /// has no reused connection), HTTP/1.1 or 1.0 (the hooks write each record's version from its
+  /// request), answered by a final response, and nothing begun after
   /// it on either side. Over TLS too: the hooks then take the plaintext of the SSL calls. The hooks reuse its first line and its connection's part;
   /// ``armReplay(context:)`` then decides at the end of the call.
   func captureReplayTemplate(
     _ record: UnsafeMutablePointer<RawRecord>, sequence: UInt32, context: ExchangeContext
   ) {
     guard sequence > 0, record.pointee.httpStatus >= 200, !record.pointee.httpResponseCutShort,
-      record.pointee.httpProtocol == RawRecord.HTTPVersion.http11,
+      record.pointee.httpProtocol == RawRecord.HTTPVersion.http11
+        || record.pointee.httpProtocol == RawRecord.HTTPVersion.http10,
       pointee.requestsBegun == sequence &+ 1, pointee.responsesEnded == sequence &+ 1
     else { return }
     let template = context.head.pointer(to: \.replay)!
