@@ -106,9 +106,13 @@ cnm_chunked_outcome cnm_chunked_read(cnm_chunked_body *body, const unsigned char
       continue;
     }
     if (!bytes) return CNM_CHUNKED_REFUSED; /* framing not seen */
+    bool cr_pending = next.cr_pending;
     scanned outcome = scan(&next, bytes[index++]);
     if (outcome == INVALID) return CNM_CHUNKED_REFUSED;
-    if (outcome == ENDED) {
+    if (outcome == ENDED) { /* as before its last byte (the phase is where it was) */
+      next.cr_pending = cr_pending;
+      next.line_bytes--;
+      next.ended = 1;
       next.bytes += index;
       *body = next;
       *used = index;

@@ -56,6 +56,10 @@ void cnm_replay_request_scalars(const cnm_simple_request *request, void *scalars
     head.has_content_length = true;
     head.content_length_value = request->content_length;
     head.body_framing = CNM_BODY_CONTENT_LENGTH;
+  } else if (request->chunked_at) {
+    head.has_transfer_encoding = true;
+    head.is_chunked = true;
+    head.body_framing = CNM_BODY_CHUNKED;
   }
   memcpy(scalars, &head, offsetof(cnm_http_head, text));
 }
@@ -182,7 +186,9 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
          template->run_length);
   slot[fields->protocol] = head->replay_request.minor_version ? CNM_HTTP_11 : CNM_HTTP_10; /* its request's */
   store_u16(slot, fields->status, response->status);
-  store_u64(slot, fields->request_bytes, head->replay_request.length + head->replay_request.content_length);
+  const cnm_simple_request *request = &head->replay_request;
+  uint64_t request_body = request->chunked_at ? head->replay_request_chunked.bytes : request->content_length;
+  store_u64(slot, fields->request_bytes, request->length + request_body);
   store_u64(slot, fields->response_bytes, response_bytes);
   store_u64(slot, fields->start_unix_ns, template->unix_offset + start);
   store_u64(slot, fields->duration_ns, end - start);
@@ -198,12 +204,27 @@ static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t p
   return __atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
+/* The next bytes of the chunked body of the request under way, from `skip` in the call: the
+ * body's (1 left until it ended), or false when they are not (more than the body is Swift's). */
+static bool take_chunked_request_body(cnm_connection_head *head, const void *buffer, const struct iovec *vector,
+                                      int vector_count, size_t skip, size_t count) {
+  size_t used;
+  cnm_chunked_outcome outcome =
+      read_chunked(&head->replay_request_chunked, buffer, vector, vector_count, skip, count, &used);
+  if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
+  head->replay_request_body_left = outcome == CNM_CHUNKED_GOES_ON;
+  return true;
+}
+
 /* The request: a simple head at the start of this call (the last one again, or read now), then
  * its body, in this call and any that follow, only counted, as the parser counts a body of known
- * length. More than the body (a pipelined request) is Swift's. */
+ * length, or, when chunked, read for its framing. More than the body (a pipelined request) is
+ * Swift's. */
 static bool take_request(cnm_connection_head *head, uint64_t state, const void *buffer, const struct iovec *vector,
                          int vector_count, size_t count) {
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) { /* its body's next bytes */
+    if (head->replay_request.chunked_at) /* while it goes on */
+      return head->replay_request_body_left && take_chunked_request_body(head, buffer, vector, vector_count, 0, count);
     if (count > head->replay_request_body_left) return false;
     head->replay_request_body_left -= count;
     return true;
@@ -214,16 +235,22 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   /* The last head again is compared only where it can be: a call of its length, or longer when a
    * body follows it (a GET's call of another length, every call of varied traffic, is not). */
   size_t length = head->replay_request.length;
-  bool same = length && (count == length || (count > length && head->replay_request.content_length)) &&
+  bool has_body = head->replay_request.content_length || head->replay_request.chunked_at;
+  bool same = length && (count == length || (count > length && has_body)) &&
               memcmp(bytes, head->replay_request_bytes, length) == 0;
   if (!same) {
     if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes)) return false;
     head->replay.run_length = 0; /* its head is written into the template at its record */
     length = head->replay_request.length;
   }
-  uint64_t body = count - length;
-  if (body > head->replay_request.content_length) return false;
-  head->replay_request_body_left = head->replay_request.content_length - body;
+  if (head->replay_request.chunked_at) {
+    head->replay_request_chunked = (cnm_chunked_body){0};
+    if (!take_chunked_request_body(head, buffer, vector, vector_count, length, count)) return false;
+  } else {
+    uint64_t body = count - length;
+    if (body > head->replay_request.content_length) return false;
+    head->replay_request_body_left = head->replay_request.content_length - body;
+  }
   head->replay_start = cnm_monotonic_ns();
   return advance(head, state, CNM_REPLAY_REQUESTED, 0);
 }

@@ -197,9 +197,15 @@ static inline bool content_length_value(const unsigned char *bytes, header_line 
   return true;
 }
 
+/* Whether a Transfer-Encoding value is `chunked` alone, in any case, trimmed. */
+static inline bool is_chunked(const unsigned char *bytes, header_line *line) {
+  trim(bytes, line);
+  return line->value_end - line->value_start == 7 && name_is(bytes + line->value_start, "chunked", 7);
+}
+
 /* What a request's header line says, added to `parsed`: false when the request is not one these
- * parsers read (Transfer-Encoding, a second Content-Length, a Connection but keep-alive or close,
- * a second Host or Connection). */
+ * parsers read (a Transfer-Encoding but `chunked` alone or a second one, a second Content-Length,
+ * a Connection but keep-alive or close, a second Host or Connection). */
 static inline bool take_request_header(const unsigned char *bytes, header_line *line, cnm_simple_request *parsed) {
   switch (line->name) {
   case HOST: {
@@ -221,16 +227,12 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
     parsed->framed_at = (uint16_t)line->next;
     return true;
   case TRANSFER_ENCODING:
-    return false;
+    if (parsed->chunked_at || !is_chunked(bytes, line)) return false;
+    parsed->chunked_at = (uint16_t)line->next;
+    return true;
   default:
     return true;
   }
-}
-
-/* Whether a Transfer-Encoding value is `chunked` alone, in any case, trimmed. */
-static inline bool is_chunked(const unsigned char *bytes, header_line *line) {
-  trim(bytes, line);
-  return line->value_end - line->value_start == 7 && name_is(bytes + line->value_start, "chunked", 7);
 }
 
 /* What a response's header line says, added to `parsed`: false when the response is not one these
@@ -268,11 +270,16 @@ static inline bool take_request_lines_again(const cnm_simple_request *last, size
     parsed->connection = last->connection;
     parsed->connection_at = (uint16_t)(last->connection_at - old_at + at);
   }
-  /* `framed_at` is where the line after the Content-Length line begins. */
+  /* `framed_at` is where the line after the Content-Length line begins, `chunked_at` the same for
+   * Transfer-Encoding's. */
   if (last->framed_at > old_at && last->framed_at <= old_end) {
     if (parsed->framed_at) return false;
     parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
     parsed->content_length = last->content_length;
+  }
+  if (last->chunked_at > old_at && last->chunked_at <= old_end) {
+    if (parsed->chunked_at) return false;
+    parsed->chunked_at = (uint16_t)(last->chunked_at - old_at + at);
   }
   return true;
 }
@@ -293,8 +300,8 @@ static inline bool take_response_lines_again(const cnm_simple_response *last, si
   return true;
 }
 
-/* A response framed both ways (Transfer-Encoding then wins, RFC 9112 §6.3) is not simple. */
-static inline bool framed_once(const cnm_simple_response *parsed) { return !(parsed->framed_at && parsed->chunked_at); }
+/* A message framed both ways (Transfer-Encoding then wins, RFC 9112 §6.3) is not simple. */
+#define framed_once(parsed) (!((parsed)->framed_at && (parsed)->chunked_at))
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
@@ -357,7 +364,7 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_
     if (at == count) return false;
   }
   /* The blank line ends the head (its body, if any, follows). */
-  if (at + 2 > count || bytes[at + 1] != '\n') return false;
+  if (at + 2 > count || bytes[at + 1] != '\n' || !framed_once(&parsed)) return false;
   parsed.length = (uint16_t)(at + 2);
   *request = parsed;
   return true;
@@ -571,6 +578,7 @@ bool cnm_read_simple_request(const unsigned char *bytes, size_t available, cnm_s
     next_lines(&heads, line.next);
     if (heads.at == count) return false;
   }
+  if (!framed_once(&parsed)) return false;
   memcpy(last_bytes, bytes, parsed.length);
   *last = parsed;
   return true;

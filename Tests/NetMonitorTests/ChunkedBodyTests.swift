@@ -7,7 +7,8 @@ import Testing
 /// Swift parser's states, so that ``HTTPStreamParser``, taking a connection over halfway through
 /// one, goes on from where they were (`resume`, ExchangeReplay.swift). Whatever the bytes and
 /// however they are cut, the two must end the body at the same byte or refuse it at the same one,
-/// and a parser resumed from the hooks' state must give the events the parser gives alone.
+/// and a parser resumed from the hooks' state must give the events the parser gives alone: halfway,
+/// or where the body ended (a request's, taken over before its answer).
 @Suite("Chunked bodies the hooks read")
 struct ChunkedBodyTests {
   static let head = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
@@ -79,6 +80,19 @@ struct ChunkedBodyTests {
     return run.events
   }
 
+  /// The events of a parser given the head, then resumed from the hooks' state where the body
+  /// ended, given its last byte (an LF, as a takeover gives it), then the rest.
+  static func resumedAtEnd(_ body: [UInt8]) -> [SeenEvent]? {
+    let (outcome, state) = hooks(body, cuts: [])
+    guard case .ended(let end) = outcome else { return nil }
+    #expect(state.ended == 1 && state.bytes == UInt64(end))
+    var run = HTTPRun(.responses)
+    run.feed(ArraySlice(head))
+    run.parser.resume(state)
+    run.feed(ArraySlice([UInt8(ascii: "\n")]) + body[end...])
+    return run.events
+  }
+
   @Test("bodies as servers send them: ended where the Swift parser ends them, however cut, and resumed anywhere")
   func wellFormed() {
     for text in Self.bodies {
@@ -94,6 +108,7 @@ struct ChunkedBodyTests {
         }
       }
       #expect(Self.hooks(body, cuts: Array(1..<body.count)).0 == reference, "\(text.debugDescription) a byte at a time")
+      #expect(Self.resumedAtEnd(body) == whole.events, "\(text.debugDescription) resumed at its end")
     }
   }
 
@@ -142,10 +157,13 @@ struct ChunkedBodyTests {
       case .refused: outcomes.refused += 1
       case .goesOn: outcomes.goesOn += 1
       }
+      var whole = HTTPRun(.responses)
+      whole.feed(ArraySlice(Self.head + body))
       if let events = Self.resumed(body, at: cut) {
-        var whole = HTTPRun(.responses)
-        whole.feed(ArraySlice(Self.head + body))
         #expect(events == whole.events, "\(text) resumed at \(cut)")
+      }
+      if let events = Self.resumedAtEnd(body) {
+        #expect(events == whole.events, "\(text) resumed at its end")
       }
     }
     // Not vacuous: each outcome is common.

@@ -193,8 +193,8 @@ struct LightClientTests {
       get("/page.bin")
       try:
           urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:\(plain.port)/bytes/100", method="PROPFIND"))
-      except urllib.error.HTTPError:
-          pass
+      except urllib.error.HTTPError as error:
+          error.read()  # the whole answer (501), as the monitor's run reads it: not by timing
       get("/big.bin")
       connection.close_connection()
       sock.sendall(connection.data_to_send())
@@ -233,7 +233,7 @@ struct LightClientTests {
     #expect(records.filter { $0["kind"] as? String == "connection" }.map { $0["http_exchanges"] as? Int } == [4])
   }
 
-  @Test("python: chunked and close-delimited answers recorded without the monitor, which takes a connection over mid-exchange")
+  @Test("python: chunked bodies and close-delimited answers recorded without the monitor, which takes a connection over mid-exchange")
   func takenOverMidExchange() throws {
     let server = try LoopbackServer()
     let scratch = try TemporaryDirectory("light")
@@ -246,9 +246,10 @@ struct LightClientTests {
       for method, path, body in [("GET", "/bytes/10", None), ("GET", "/chunked/3000", None),
                                  ("POST", "/echo", b"x" * 500), ("GET", "/chunked/2500", None),
                                  ("GET", "/chunked/0", None), ("HEAD", "/chunked/10", None),
-                                 ("GET", "/close/3000", None)]:
-          c.request(method, path, body=body)
-          c.getresponse().read()
+                                 ("PUT", "/echo", iter([b"ab", b"cdef" * 500])), ("GET", "/close/3000", None)]:
+          c.request(method, path, body=body, encode_chunked=not isinstance(body, (bytes, type(None))))
+          answer = c.getresponse().read()
+          assert method != "PUT" or answer == b"ab" + b"cdef" * 500
       c.close()
       """
     let light = try Self.expectSameRecords(["python3", "-c", chunked], in: scratch)
@@ -256,7 +257,9 @@ struct LightClientTests {
     let exchanges = light.records.filter { $0["kind"] as? String == "http" }
     #expect(exchanges.map { $0["response_bytes"] as? Int ?? 0 }.dropFirst().first ?? 0 > 3000)
     #expect(exchanges.last?["response_bytes"] as? Int ?? 0 > 3000 && exchanges.last?["response_complete"] as? Bool == true)
-    #expect(light.records.last { $0["kind"] as? String == "connection" }?["http_exchanges"] as? Int == 7)
+    #expect(light.records.last { $0["kind"] as? String == "connection" }?["http_exchanges"] as? Int == 8)
+    let put = try #require(exchanges.first { $0["method"] as? String == "PUT" })
+    #expect(put["request_bytes"] as? Int ?? 0 > 2002 && put["response_bytes"] as? Int ?? 0 > 2002)
     // The monitor loaded by another connection's request (a rare method) while the library is
     // halfway through a chunked body (the server pauses after its first chunk): the monitor goes
     // on from where the library was in it.
@@ -278,6 +281,24 @@ struct LightClientTests {
     #expect(statuses.sorted() == [200, 200, 200, 200, 501])
     let connections = records.filter { $0["kind"] as? String == "connection" }
     #expect(connections.map { $0["http_exchanges"] as? Int }.sorted { ($0 ?? 0) < ($1 ?? 0) } == [1, 4])
+    // And loaded between a chunked request's last byte and its answer: the monitor ends that
+    // body where the library had read it to.
+    let ended = """
+      import http.client
+      c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      c.request("GET", "/bytes/10"); c.getresponse().read()
+      c.request("PUT", "/echo", body=iter([b"ab", b"cd"]), encode_chunked=True)
+      e = http.client.HTTPConnection("127.0.0.1", \(server.port))
+      e.request("PROPFIND", "/bytes/3"); e.getresponse().read(); e.close()
+      assert c.getresponse().read() == b"abcd"
+      c.request("GET", "/bytes/20"); c.getresponse().read()
+      c.close()
+      """
+    let afterEnd = try Self.expectSameRecords(["python3", "-c", ended], in: scratch, inAnyOrder: true)
+    #expect(afterEnd.monitorLoaded)
+    let endedPut = try #require(afterEnd.records.first { $0["method"] as? String == "PUT" })
+    #expect(endedPut["status"] as? Int == 200 && endedPut["response_complete"] as? Bool == true)
+    #expect(afterEnd.records.filter { $0["kind"] as? String == "http" }.count == 4)
   }
 
   @Test("a fork child: its first bytes on an inherited connection load the monitor; a copy it never uses is not recorded")

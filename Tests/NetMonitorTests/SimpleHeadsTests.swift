@@ -24,6 +24,9 @@ struct SimpleHeadsTests {
     // HTTP/1.0: ApacheBench (keep-alive asked), curl --http1.0
     "GET /index.html HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: 127.0.0.1:8080\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
     "POST /api HTTP/1.0\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}",
+    // Chunked bodies: curl -T -, an SDK streaming its upload
+    "PUT /up HTTP/1.1\r\nHost: h\r\nUser-Agent: curl/7.88.1\r\nTransfer-Encoding: chunked\r\nExpect:\r\n\r\n",
+    "POST /v1/items HTTP/1.1\r\nhost: api.test\r\ntransfer-encoding:  Chunked\r\nContent-Type: application/json\r\n\r\n",
   ]
   static let responses = [
     "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
@@ -103,19 +106,21 @@ struct SimpleHeadsTests {
         && one.target_length == other.target_length && one.host_offset == other.host_offset
         && one.host_length == other.host_length && one.connection == other.connection
         && one.connection_at == other.connection_at && one.framed_at == other.framed_at
-        && one.content_length == other.content_length
+        && one.content_length == other.content_length && one.chunked_at == other.chunked_at
+        && one.minor_version == other.minor_version
     }
   }
 
   /// Whether the Swift parser reads the request head at the start of `bytes`, and a body of its
-  /// Content-Length, to the record the hooks write: the head's scalars as
+  /// Content-Length (or an empty chunked one), to the record the hooks write: the head's scalars as
   /// `cnm_replay_request_scalars` writes them, byte for byte, and its text (method, target, Host).
   static func swiftAgrees(request bytes: [UInt8], _ fields: cnm_simple_request) -> Bool {
     var run = HTTPRun(.requests)
     let length = Int(fields.length)
     guard length <= bytes.count else { return false }
-    run.feed(ArraySlice(bytes[..<length]) + ArraySlice(repeating: UInt8(ascii: "x"), count: Int(fields.content_length)))
-    guard run.events == [.started, .head, .complete(UInt64(length) + fields.content_length)],
+    let body = fields.chunked_at != 0 ? Array("0\r\n\r\n".utf8) : Array(repeating: UInt8(ascii: "x"), count: Int(fields.content_length))
+    run.feed(ArraySlice(bytes[..<length] + body))
+    guard run.events == [.started, .head, .complete(UInt64(length + body.count))],
       let head = run.heads.first
     else { return false }
     let hostStart = Int(fields.host_offset)
@@ -192,7 +197,9 @@ struct SimpleHeadsTests {
       "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", "PUT / HTTP/1.1\r\nContent-Length: +1\r\n\r\nx",
       "POST / HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n", "POST / HTTP/1.1\r\nContent-Length:\r\n\r\n",
       "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
-      "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+      "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+      "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
       "GET / HTTP/1.1\r\nConnection: close, TE\r\n\r\n", "GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
       "GET / HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n", "GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
       "GET / HTTP/1.1\nHost: h\n\n", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",

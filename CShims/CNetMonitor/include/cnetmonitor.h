@@ -600,8 +600,10 @@ typedef struct cnm_connection_head {
   uint64_t replay_body_left;
   cnm_chunked_body replay_chunked;
   uint64_t replay_body_to_close;
-  /* The request under way (REQUESTED): its body bytes still to come. */
+  /* The request under way (REQUESTED): its body bytes still to come (of a chunked body: 1 until
+   * it ended), and where its chunked body is. */
   uint64_t replay_request_body_left;
+  cnm_chunked_body replay_request_chunked;
   cnm_replay_template replay;
   /* The last heads the hooks read, each field with its bytes: those of the exchange under way,
    * and what the next is compared with. */

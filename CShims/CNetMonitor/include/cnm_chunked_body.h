@@ -34,6 +34,9 @@ typedef struct cnm_chunked_body {
   uint8_t phase;       /* CNM_CHUNKED_… (phase) */
   uint8_t has_digits;  /* the size line has a digit (matchIndex) */
   uint8_t cr_pending;  /* a CR was the last byte: the next must be LF (crPending) */
+  /* The body ended (its last byte, an LF, counted in `bytes`): the other fields are as they were
+   * before that byte, so that a parser resumed from them reads it to end the body too. */
+  uint8_t ended;
 } cnm_chunked_body;
 
 #define CNM_CHUNKED_LINE_LIMIT (256u * 1024u) /* HTTPStreamParser.maxHeadBytes */

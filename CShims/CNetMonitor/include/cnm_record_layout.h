@@ -82,7 +82,7 @@ typedef struct cnm_http_head {
   uint8_t text[CNM_HEAD_TEXT_CAPACITY];
 } cnm_http_head;
 #define CNM_HTTP_HEAD_SIZE (offsetof(cnm_http_head, text) + CNM_HEAD_TEXT_CAPACITY)
-enum { CNM_BODY_NONE = 0, CNM_BODY_CONTENT_LENGTH = 1 }; /* HTTPBodyFraming's first cases */
+enum { CNM_BODY_NONE = 0, CNM_BODY_CONTENT_LENGTH = 1, CNM_BODY_CHUNKED = 2 }; /* HTTPBodyFraming's first cases */
 
 /* RawRecord: a connection or http record, as a queue or ring slot holds it. */
 typedef struct cnm_raw_record {

@@ -21,8 +21,9 @@ enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_
 /* A simple request head: `METHOD target HTTP/1.1` or `HTTP/1.0` (ApacheBench's, `curl --http1.0`;
  * GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
  * not CONNECT, whose answer starts a tunnel, nor the rarer methods), then header lines,
- * none of them Transfer-Encoding, a second Content-Length, a Connection other than keep-alive or
- * close, or a second Connection. Its body, when a Content-Length frames one, follows it. */
+ * none of them a Transfer-Encoding but one `chunked`, a second Content-Length (or one beside a
+ * Transfer-Encoding), a Connection other than keep-alive or close, or a second Connection. Its
+ * body, when a Content-Length or the chunked coding frames one, follows it. */
 typedef struct cnm_simple_request {
   uint64_t content_length; /* its body's bytes (0 without a Content-Length) */
   uint16_t length;        /* the head's bytes; 0: none read yet */
@@ -31,6 +32,7 @@ typedef struct cnm_simple_request {
   uint16_t host_length;
   uint16_t connection_at; /* where its Connection value begins */
   uint16_t framed_at;     /* where the line after its Content-Length begins; 0: it has none */
+  uint16_t chunked_at;    /* where the line after its `Transfer-Encoding: chunked` begins; 0: none */
   uint8_t method_length;  /* the method: bytes 0 ..< method_length */
   uint8_t connection;     /* CNM_CONNECTION_… */
   uint8_t minor_version;  /* 1 or 0: HTTP/1.1 or HTTP/1.0 */

@@ -44,10 +44,14 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) {
         let request = head.pointee.replay_request
         let start = head.pointee.replay_start
+        let chunked = request.chunked_at != 0
         Self.kept(
           UnsafeRawPointer(head.pointer(to: \.replay_request_bytes)!), length: request.length,
-          bodyCounted: request.content_length &- head.pointee.replay_request_body_left
+          bodyCounted: chunked ? 0 : request.content_length &- head.pointee.replay_request_body_left
         ) { requestBytes($0, now: start, context: context) }
+        if chunked {
+          Self.resume(pointer(to: \.requests)!, head.pointee.replay_request_chunked) { requestBytes($0, now: start, context: context) }
+        }
       }
     }
     if responses || owner {
@@ -68,10 +72,21 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
         Self.kept(UnsafeRawPointer(head.pointer(to: \.replay_response_bytes)!), length: response.length, bodyCounted: counted) {
           responseBytes($0, now: firstByte, context: context)
         }
-        // A chunked body goes on from where the hooks were in it.
-        if chunked { pointee.responses.resume(head.pointee.replay_chunked) }
+        if chunked {
+          Self.resume(pointer(to: \.responses)!, head.pointee.replay_chunked) { responseBytes($0, now: firstByte, context: context) }
+        }
       }
     }
+  }
+
+  /// A chunked body goes on from where the hooks were in it; when it ended there, its last byte
+  /// (an LF, which the hooks' state is from before) goes to `parse` to end it.
+  private static func resume(
+    _ parser: UnsafeMutablePointer<HTTPStreamParser>, _ body: cnm_chunked_body, _ parse: (UnsafeRawBufferPointer) -> Void
+  ) {
+    parser.pointee.resume(body)
+    guard body.ended != 0 else { return }
+    withUnsafeBytes(of: UInt8(ascii: "\n")) { parse($0) }
   }
 
   /// What the hooks took of a message they did not finish, for `parse`: the head they kept
@@ -136,7 +151,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
 extension HTTPStreamParser {
   /// Goes on with a chunked body of which the hooks read the part in `body` (`cnm_chunked_body`,
   /// which reads one in this parser's states): once its head was parsed, this parser is where the
-  /// hooks are, those bytes counted in the message's.
+  /// hooks are, those bytes counted in the message's (of a body that ended, where they were before
+  /// its last byte, an LF, which is not counted).
   mutating func resume(_ body: cnm_chunked_body) {
     guard phase == .chunkSize, messageBytes > 0 else { return }  // the head said it is chunked
     let resumed: Phase
@@ -156,6 +172,6 @@ extension HTTPStreamParser {
     matchIndex = body.has_digits
     crPending = body.cr_pending != 0
     scanBytes = body.line_bytes
-    messageBytes &+= body.bytes
+    messageBytes &+= body.bytes &- UInt64(body.ended)
   }
 }

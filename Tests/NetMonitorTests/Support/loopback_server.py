@@ -5,7 +5,7 @@ Serves /bytes/N (N bytes, Content-Length), /chunked/N (N bytes in chunks of 1000
 0.3 s after the first), /close/N (N bytes,
 close-delimited, HTTP/1.0 style), /status/CODE, /hangup (closes without answering), /truncated/N
 (announces N bytes, sends half, closes), and echoes
-POST bodies, but for POST /reject: 413 after the body's first 64 KiB, the rest left unread
+POST and PUT bodies (of a Content-Length, or chunked), but for POST /reject: 413 after the body's first 64 KiB, the rest left unread
 (drained until the client closes, for 10 s at most). Keep-alive by default.
 With --tls CERT KEY it speaks HTTPS. Prints "PORT <n>" on stdout once listening, then serves until
 stdin closes or it is killed. Bounded: it exits by itself after --lifetime seconds (default 120).
@@ -97,9 +97,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
-        length = int(self.headers.get("Content-Length", "0"))
-        body = self.rfile.read(length)
-        self._send_body(200, body)
+        self._send_body(200, self._read_body())
+
+    do_PUT = do_POST
+
+    def _read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+            return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        body = b""
+        while True:
+            size = int(self.rfile.readline().split(b";")[0], 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return body
+            body += self.rfile.read(size)
+            self.rfile.readline()
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
