@@ -14,11 +14,12 @@
  *
  * What the replay refuses (CONNECT or a rarer method, a 100 Continue or another 1xx answer, TLS
  * bytes outside a session tls_clients.c paired, a call on another thread) it hands to "Swift":
- * here, a callback that notes it. Once the call is accounted for, the monitor is loaded, takes every connection tracked here over where it is (its replay stopped:
- * Swift parses what the replay took of the exchange under way from the heads it kept, at the times
- * they moved: ExchangeReplay.swift), and is handed the call's bytes. So are a connection closed
- * with an exchange under way, NSS's first call (tls_triggers.c), an accept, and anything else that
- * loads the monitor.
+ * here, a callback that notes it. Once the call is accounted for, the monitor is loaded, takes
+ * every connection tracked here over where it is (its replay stopped: Swift parses what the
+ * replay took of the exchange under way from the heads it kept, at the times they moved:
+ * ExchangeReplay.swift), and is handed the call's bytes. So are a connection closed with an
+ * exchange under way (but an answer that runs to the close, which ends there), NSS's first call
+ * (tls_triggers.c), an accept, and anything else that loads the monitor.
  *
  * Two threads: a call is accounted for between enter() and leave(), after its original returned;
  * the thread that hands the connections over raises `handing_over`, then waits until no call is

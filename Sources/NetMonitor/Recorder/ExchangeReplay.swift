@@ -27,9 +27,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// recorded into the counters of the direction the bytes go (`requests`, `responses`, or both at
   /// close), and has what it took of an exchange it could not finish parsed, as of when it moved:
   /// a request whose response was not simple, a response it stopped taking halfway (its head and
-  /// the body bytes it counted, or where it was in a chunked body), from the copies the hooks made of their heads (and a request's
-  /// body bytes it counted). Each direction's part is that direction's to take, or the
-  /// owner's (which moved the bytes), or the closing thread's.
+  /// the body bytes it counted, or where it was in a chunked body), from the copies the hooks
+  /// made of their heads (and a request's body bytes it counted, or where it was in its chunked
+  /// body). Each direction's part is that direction's to take, or the owner's (which moved the
+  /// bytes), or the closing thread's.
   func takeOverFromReplay(requests: Bool, responses: Bool, context: ExchangeContext) {
     let head = context.head
     let state = cnm_replay_stop(head)
@@ -102,8 +103,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Copies the record of exchange `sequence` (its slot, as written) into the replay's template
   /// when the hooks may record the exchanges after it: not the connection's first (whose record
   /// has no reused connection), HTTP/1.1 or 1.0 (the hooks write each record's version from its
-  /// request), answered by a final response, and nothing begun after
-  /// it on either side. Over TLS too: the hooks then take the plaintext of the SSL calls. The hooks reuse its first line and its connection's part;
+  /// request), answered by a final response, and nothing begun after it on either side. Over TLS too: the hooks then take the plaintext of the SSL calls. The hooks reuse its first line and its connection's part;
   /// ``armReplay(context:)`` then decides at the end of the call.
   func captureReplayTemplate(
     _ record: UnsafeMutablePointer<RawRecord>, sequence: UInt32, context: ExchangeContext
