@@ -132,36 +132,33 @@ static inline uint64_t response_body(const cnm_connection_head *head) {
 }
 
 /* Reads the bytes of a call from `skip` on (its buffer, its vector's elements up to `count`, or,
- * from sendfile, neither: bytes not seen) as the next of the chunked body `body`; `*used`, when
- * it ended in them, is where in the call. All or nothing: `body` is unchanged when refused. */
+ * from sendfile, neither: bytes not seen) as the next of the chunked body `body`: it goes on after
+ * them, or ends with their last byte. CNM_CHUNKED_REFUSED, `body` unchanged, when they are not
+ * its: bytes the Swift parser gives up on, or more than the body (the next message's, Swift's). */
 static cnm_chunked_outcome read_chunked(cnm_chunked_body *body, const void *buffer, const struct iovec *vector,
-                                        int vector_count, size_t skip, size_t count, size_t *used) {
-  if (buffer || !vector) {
-    cnm_chunked_outcome outcome =
-        cnm_chunked_read(body, buffer ? (const unsigned char *)buffer + skip : NULL, count - skip, used);
-    *used += skip;
-    return outcome;
-  }
+                                        int vector_count, size_t skip, size_t count) {
   cnm_chunked_body next = *body;
-  size_t offset = 0; /* of the element's first byte in the call */
-  for (int index = 0; index < vector_count && offset < count; index++) {
-    size_t length = vector[index].iov_len < count - offset ? vector[index].iov_len : count - offset;
-    if (offset + length > skip) {
-      size_t from = skip > offset ? skip - offset : 0, taken;
-      cnm_chunked_outcome outcome =
-          cnm_chunked_read(&next, (const unsigned char *)vector[index].iov_base + from, length - from, &taken);
-      if (outcome == CNM_CHUNKED_REFUSED) return outcome;
-      if (outcome == CNM_CHUNKED_ENDED) {
-        *body = next;
-        *used = offset + from + taken;
-        return outcome;
+  cnm_chunked_outcome outcome = CNM_CHUNKED_GOES_ON;
+  size_t used;
+  if (buffer || !vector) {
+    outcome = cnm_chunked_read(&next, buffer ? (const unsigned char *)buffer + skip : NULL, count - skip, &used);
+    if (outcome == CNM_CHUNKED_ENDED && used != count - skip) return CNM_CHUNKED_REFUSED;
+  } else {
+    size_t offset = 0; /* of the element's first byte in the call */
+    for (int index = 0; index < vector_count && offset < count; index++) {
+      if (outcome == CNM_CHUNKED_ENDED) return CNM_CHUNKED_REFUSED; /* bytes follow its end */
+      size_t length = vector[index].iov_len < count - offset ? vector[index].iov_len : count - offset;
+      if (offset + length > skip) {
+        size_t from = skip > offset ? skip - offset : 0;
+        outcome = cnm_chunked_read(&next, (const unsigned char *)vector[index].iov_base + from, length - from, &used);
+        if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != length - from))
+          return CNM_CHUNKED_REFUSED;
       }
+      offset += length;
     }
-    offset += length;
   }
-  *body = next;
-  *used = count;
-  return CNM_CHUNKED_GOES_ON;
+  if (outcome != CNM_CHUNKED_REFUSED) *body = next;
+  return outcome;
 }
 
 /* The record of a simple exchange: the template's first line, connection and request head, its
@@ -208,10 +205,8 @@ static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t p
  * body's (1 left until it ended), or false when they are not (more than the body is Swift's). */
 static bool take_chunked_request_body(cnm_connection_head *head, const void *buffer, const struct iovec *vector,
                                       int vector_count, size_t skip, size_t count) {
-  size_t used;
-  cnm_chunked_outcome outcome =
-      read_chunked(&head->replay_request_chunked, buffer, vector, vector_count, skip, count, &used);
-  if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
+  cnm_chunked_outcome outcome = read_chunked(&head->replay_request_chunked, buffer, vector, vector_count, skip, count);
+  if (outcome == CNM_CHUNKED_REFUSED) return false;
   head->replay_request_body_left = outcome == CNM_CHUNKED_GOES_ON;
   return true;
 }
@@ -263,7 +258,6 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
   uint64_t now, total;
-  size_t used;
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
     if (head->replay_request_body_left) return false; /* an answer before the request's end */
     size_t available;
@@ -280,9 +274,8 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     } else if (body == BODY_CHUNKED) {
       cnm_chunked_body *chunked = &head->replay_chunked;
       *chunked = (cnm_chunked_body){0};
-      cnm_chunked_outcome outcome =
-          read_chunked(chunked, buffer, vector, vector_count, head->replay_response.length, count, &used);
-      if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
+      cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, head->replay_response.length, count);
+      if (outcome == CNM_CHUNKED_REFUSED) return false;
       goes_on = outcome == CNM_CHUNKED_GOES_ON;
       total = count;
     } else {
@@ -300,8 +293,8 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     return true;
   } else if (head->replay_response.chunked_at) {
     cnm_chunked_body *chunked = &head->replay_chunked;
-    cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, 0, count, &used);
-    if (outcome == CNM_CHUNKED_REFUSED || (outcome == CNM_CHUNKED_ENDED && used != count)) return false;
+    cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, 0, count);
+    if (outcome == CNM_CHUNKED_REFUSED) return false;
     if (outcome == CNM_CHUNKED_GOES_ON) return true;
     now = cnm_monotonic_ns();
     total = head->replay_response.length + chunked->bytes;
