@@ -194,11 +194,19 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
   if (template->first_exchange) keep_identity_alone(template);
 }
 
-/* Moves the replay from phase `state` to `phase` (replays counted: + `done`); false when another
- * thread stopped it meanwhile. */
-static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t phase, uint64_t done) {
-  uint64_t next = (state & ~(uint64_t)CNM_REPLAY_PHASE) + (done << CNM_REPLAY_COUNT_SHIFT) + phase;
+/* Moves the replay from phase `state` to `phase` with `interims` (CNM_REPLAY_INTERIMS' bits: the
+ * interim answers of the exchange under way; 0 once it ended), replays counted: + `done`; false
+ * when another thread stopped it meanwhile. */
+static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t phase, uint64_t interims,
+                           uint64_t done) {
+  uint64_t next = (state & ~(uint64_t)(CNM_REPLAY_PHASE | CNM_REPLAY_INTERIMS)) + (done << CNM_REPLAY_COUNT_SHIFT) +
+                  interims + phase;
   return __atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* The bytes of the interim answers `state` counts. */
+static inline uint64_t interim_bytes(uint64_t state) {
+  return (state & CNM_REPLAY_INTERIMS) / CNM_REPLAY_INTERIM_ONE * CNM_REPLAY_INTERIM_LENGTH;
 }
 
 /* The next bytes of the chunked body of the request under way, from `skip` in the call: the
@@ -247,46 +255,60 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
     head->replay_request_body_left = head->replay_request.content_length - body;
   }
   head->replay_start = cnm_monotonic_ns();
-  return advance(head, state, CNM_REPLAY_REQUESTED, 0);
+  return advance(head, state, CNM_REPLAY_REQUESTED, 0, 0);
 }
 
-/* Its response: a simple head at the start of this call, then its body (if it has one), in this
- * call and any that follow; the body is only counted, as the parser only counts a body of known
- * length, or, when chunked, read for its framing (chunked_body.c). Its last byte makes the
- * record, or, for a body that runs to the close, the close (cnm_replay_end_at_close). More than
- * the body (the next response's bytes) is Swift's. */
+/* Its response: interim answers (a 100 Continue, perhaps before the request's body) at the start
+ * of this call, then a simple head, then its body (if it has one), in this call and any that
+ * follow; the body is only counted, as the parser only counts a body of known length, or, when
+ * chunked, read for its framing (chunked_body.c). Its last byte makes the record, or, for a body
+ * that runs to the close, the close (cnm_replay_end_at_close). More than the body (the next
+ * response's bytes) is Swift's. */
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
-  uint64_t now, total;
+  uint64_t now, total, interims = state & CNM_REPLAY_INTERIMS;
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
-    if (head->replay_request_body_left) return false; /* an answer before the request's end */
     size_t available;
     const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
-    /* The response head at the start of this call: the last one again, or a simple one read now. */
-    if (!bytes || !cnm_read_simple_response(bytes, available, &head->replay_response, head->replay_response_bytes))
+    if (!bytes) return false;
+    size_t skip = 0; /* the interim answers' bytes in this call */
+    while (available - skip >= CNM_REPLAY_INTERIM_LENGTH &&
+           memcmp(bytes + skip, CNM_REPLAY_INTERIM, CNM_REPLAY_INTERIM_LENGTH) == 0) {
+      if (interims == CNM_REPLAY_INTERIMS) return false; /* a fourth */
+      interims += CNM_REPLAY_INTERIM_ONE;
+      skip += CNM_REPLAY_INTERIM_LENGTH;
+    }
+    if (skip == count) { /* interim answers alone */
+      if (!(state & CNM_REPLAY_INTERIMS)) head->replay_first_byte = cnm_monotonic_ns();
+      return advance(head, state, CNM_REPLAY_REQUESTED, interims, 0);
+    }
+    if (head->replay_request_body_left) return false; /* an answer before the request's end */
+    /* The response head after them: the last one again, or a simple one read now. */
+    if (!cnm_read_simple_response(bytes + skip, available - skip, &head->replay_response, head->replay_response_bytes))
       return false;
+    size_t length = skip + head->replay_response.length; /* the heads' bytes in this call */
     uint64_t body = response_body(head);
     bool goes_on;
     if (body == BODY_TO_CLOSE) {
-      head->replay_body_to_close = count - head->replay_response.length;
+      head->replay_body_to_close = count - length;
       goes_on = true;
-      total = count;
+      total = count - skip;
     } else if (body == BODY_CHUNKED) {
       cnm_chunked_body *chunked = &head->replay_chunked;
       *chunked = (cnm_chunked_body){0};
-      cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, head->replay_response.length, count);
+      cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, length, count);
       if (outcome == CNM_CHUNKED_REFUSED) return false;
       goes_on = outcome == CNM_CHUNKED_GOES_ON;
-      total = count;
+      total = count - skip;
     } else {
+      if (count > length + body) return false;
+      goes_on = count < length + body;
+      head->replay_body_left = length + body - count;
       total = head->replay_response.length + body;
-      if (count > total) return false;
-      goes_on = count < total;
-      head->replay_body_left = total - count;
     }
     now = cnm_monotonic_ns();
-    head->replay_first_byte = now;
-    if (goes_on) return advance(head, state, CNM_REPLAY_RESPONDING, 0);
+    if (!(state & CNM_REPLAY_INTERIMS)) head->replay_first_byte = now; /* the first answer's first byte */
+    if (goes_on) return advance(head, state, CNM_REPLAY_RESPONDING, interims, 0);
   } else if (!head->replay_response.framed_at && !head->replay_response.chunked_at) {
     /* A response under way has a body: this one runs to the close, every byte its. */
     head->replay_body_to_close += count;
@@ -308,8 +330,8 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     /* A response under way has a body its Content-Length frames. */
     total = head->replay_response.length + head->replay_response.content_length;
   }
-  if (!advance(head, state, CNM_REPLAY_ARMED, 1)) return false;
-  record(head, head->replay_start, head->replay_first_byte, now, total);
+  if (!advance(head, state, CNM_REPLAY_ARMED, 0, 1)) return false;
+  record(head, head->replay_start, head->replay_first_byte, now, interim_bytes(interims) + total);
   return true;
 }
 
@@ -340,8 +362,9 @@ bool cnm_replay_end_at_close(cnm_connection_head *head) {
   const cnm_simple_response *response = &head->replay_response;
   if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_RESPONDING || response->framed_at || response->chunked_at) return false;
   uint64_t now = cnm_monotonic_ns();
-  if (!advance(head, state, CNM_REPLAY_ARMED, 1)) return false;
-  record(head, head->replay_start, head->replay_first_byte, now, response->length + head->replay_body_to_close);
+  if (!advance(head, state, CNM_REPLAY_ARMED, 0, 1)) return false;
+  record(head, head->replay_start, head->replay_first_byte, now,
+         interim_bytes(state) + response->length + head->replay_body_to_close);
   return true;
 }
 

@@ -240,6 +240,9 @@ struct ExchangeReplayTests {
 private struct ScriptedExchange {
   /// The request, written in these pieces (a head, then its body in another call).
   let requestPieces: [String]
+  /// Interim answers the server writes once it read the request's first piece, which the client
+  /// reads before it writes the others (`Expect: 100-continue`), a pause later.
+  let interims: [String]
   let responsePieces: [String]
   /// Whether the hooks record it (both heads simple), once the replay is armed.
   let simple: Bool
@@ -248,15 +251,16 @@ private struct ScriptedExchange {
     self.init(requestPieces: [request], responsePieces, simple: simple)
   }
 
-  init(requestPieces: [String], _ responsePieces: [String], simple: Bool) {
+  init(requestPieces: [String], interims: [String] = [], _ responsePieces: [String], simple: Bool) {
     self.requestPieces = requestPieces
+    self.interims = interims
     self.responsePieces = responsePieces
     self.simple = simple
   }
 
   var request: String { requestPieces.joined() }
 
-  var responseLength: Int { responsePieces.reduce(0) { $0 + $1.utf8.count } }
+  var responseLength: Int { (interims + responsePieces).reduce(0) { $0 + $1.utf8.count } }
 }
 
 @Suite("Exchanges that differ, recorded by the hooks", .serialized)
@@ -317,7 +321,21 @@ struct SimpleExchangeTests {
         ], ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], simple: true),
       ScriptedExchange(
         requestPieces: ["POST /up HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 6\r\nExpect: 100-continue\r\n\r\n", "abcdef"],
-        ["HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], simple: false),
+        ["HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], simple: true),
+      // curl's upload: the head, a 100 Continue, the body (a pause later), the answer.
+      ScriptedExchange(
+        requestPieces: ["PUT /up/2 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n",
+                        "hello", " world"],
+        interims: [Self.interim], ["HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"], simple: true),
+      ScriptedExchange(
+        requestPieces: ["PUT /up/3 HTTP/1.1\r\nHost: svc.test\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n",
+                        "4\r\nabcd\r\n0\r\n\r\n"],
+        interims: [Self.interim, Self.interim], ["HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"],
+        simple: true),
+      // A 100 Continue taken, then an answer the hooks refuse: Swift parses both.
+      ScriptedExchange(
+        requestPieces: ["POST /up/4 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n", "abc"],
+        interims: [Self.interim], ["HTTP/1.1 200 OK\r\nX_Odd: 1\r\nContent-Length: 2\r\n\r\nok"], simple: false),
       ScriptedExchange("DELETE /v/1 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 0\r\n\r\n",
                        "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngone", simple: true),
       ScriptedExchange(
@@ -356,14 +374,28 @@ struct SimpleExchangeTests {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(client, $0, &length) }
       }
       for exchange in script {
-        workers[turns.0].run {
-          for piece in exchange.requestPieces { _ = try? Sockets.sendAll(client, piece) }
+        // The request's first piece and the interim answers to it, when it has some.
+        let head = exchange.interims.isEmpty ? [] : [exchange.requestPieces[0]]
+        if let first = head.first {
+          workers[turns.0].run { _ = try? Sockets.sendAll(client, first) }
+          workers[turns.1].run { Self.read(server, exactly: first.utf8.count) }
+          workers[turns.2].run {
+            for piece in exchange.interims { _ = try? Sockets.sendAll(server, piece) }
+          }
+          workers[turns.3].run {
+            Self.read(client, exactly: exchange.interims.joined().utf8.count)
+            usleep(Self.interimPause)
+          }
         }
-        workers[turns.1].run { Self.read(server, exactly: exchange.request.utf8.count) }
+        let rest = exchange.requestPieces.dropFirst(head.count)
+        workers[turns.0].run {
+          for piece in rest { _ = try? Sockets.sendAll(client, piece) }
+        }
+        workers[turns.1].run { Self.read(server, exactly: rest.joined().utf8.count) }
         workers[turns.2].run {
           for piece in exchange.responsePieces { _ = try? Sockets.sendAll(server, piece) }
         }
-        workers[turns.3].run { Self.read(client, exactly: exchange.responseLength) }
+        workers[turns.3].run { Self.read(client, exactly: exchange.responseLength - exchange.interims.joined().utf8.count) }
       }
       let replays = (ExchangeReplayTests.replays(client), ExchangeReplayTests.replays(server))
       let responding = (Self.responding(client), Self.responding(server))
@@ -377,6 +409,10 @@ struct SimpleExchangeTests {
     }
     return (try exchanges(peerPort: port), try exchanges(peerPort: clientPort), replays, responding)
   }
+
+  static let interim = "HTTP/1.1 100 Continue\r\n\r\n"
+  /// How long a client waits after an interim answer before it sends its body (µs).
+  static let interimPause: useconds_t = 30_000
 
   /// Whether the hooks are taking a response on `fd` (its last bytes, until the close).
   private static func responding(_ fd: Int32) -> Bool {
@@ -438,11 +474,20 @@ struct SimpleExchangeTests {
     #expect(swift.server[2].host == "svc.test" && swift.server[4].host == nil && swift.server[7].host == "other.test:8080")
     #expect(
       swift.client.map(\.status) == [
-        200, 404, 200, 500, 200, 201, 200, 200, 200, 204, 200, 200, 200, 200, 304, 200, 200, 200, 200, 200, 200, 200,
-        201, 200, 200, 200,
+        200, 404, 200, 500, 200, 201, 200, 200, 200, 204, 200, 200, 200, 200, 304, 200, 200, 200, 200, 200, 201, 200,
+        200, 200, 200, 201, 200, 200, 200,
       ])
     #expect(swift.server.map(\.httpProtocol).filter { $0 == .http10 }.count == 1)
-    #expect(swift.server.map(\.method).filter { $0 != "GET" } == ["POST", "HEAD", "PUT", "POST", "DELETE", "PUT"])
+    #expect(
+      swift.server.map(\.method).filter { $0 != "GET" } == ["POST", "HEAD", "PUT", "POST", "PUT", "PUT", "POST", "DELETE", "PUT"])
+    // An exchange with an interim answer: its first byte is the interim's, before the client's
+    // pause, on either path.
+    for (index, exchange) in Self.script.enumerated() where !exchange.interims.isEmpty {
+      for record in [swift.client[index], swift.server[index], hooks.client[index], hooks.server[index]] {
+        let pause = Double(Self.interimPause) / 1000
+        #expect(record.ttfbMs! < record.durationMs - pause * 2 / 3, "exchange \(index): \(record)")
+      }
+    }
   }
 
   @Test("nginx serving varied requests over HTTP and HTTPS while monitored: each record is what curl sent and got")

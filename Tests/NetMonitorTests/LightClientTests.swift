@@ -96,6 +96,34 @@ struct LightClientTests {
     #expect(exchanges.map { $0["reused_connection"] as? Bool } == [false, true])
   }
 
+  @Test("curl uploading (`-T`: `Expect: 100-continue`): the 100 Continue, then the body, recorded without the monitor")
+  func uploadsAfterContinue() throws {
+    let server = try LoopbackServer()
+    let scratch = try TemporaryDirectory("light")
+    defer { scratch.remove() }
+    let small = scratch.file("small.bin"), big = scratch.file("big.bin")
+    try Data(repeating: 0x73, count: 3_000).write(to: small)
+    try Data(repeating: 0x62, count: 1_500_000).write(to: big)
+    let url = "http://127.0.0.1:\(server.port)"
+    // Two uploads of a known length on one connection (the server echoes each body), then a GET.
+    let (records, loaded, _, _) = try Self.expectSameRecords(
+      ["curl", "-s", "-o", "/dev/null", "-T", small.path, "\(url)/echo", "--next", "-s", "-o", "/dev/null", "-T",
+       big.path, "\(url)/echo?big", "--next", "-s", "-o", "/dev/null", "\(url)/bytes/10"], in: scratch)
+    #expect(!loaded, "a 100 Continue before the body is the replay's")
+    let exchanges = records.filter { $0["kind"] as? String == "http" }
+    #expect(exchanges.map { $0["method"] as? String } == ["PUT", "PUT", "GET"])
+    #expect(exchanges.map { $0["status"] as? Int } == [200, 200, 200])
+    // Each answer's bytes count its 100 Continue's 25.
+    let answers = exchanges.map { $0["response_bytes"] as? Int ?? 0 }
+    #expect(answers[0] > 3_000 + 25 && answers[1] > 1_500_000 + 25, "\(answers)")
+    #expect(records.filter { $0["kind"] as? String == "connection" }.map { $0["http_exchanges"] as? Int } == [3])
+    // An upload of unknown length (`-T -`): chunked, after a 100 Continue too.
+    let piped = try Self.expectSameRecords(
+      ["sh", "-c", "printf '{\"id\": 7}' | curl -s -o /dev/null -T - \(url)/echo?piped"], in: scratch)
+    #expect(!piped.monitorLoaded, "a chunked body after a 100 Continue is the replay's")
+    #expect(piped.records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200])
+  }
+
   @Test("python's http.server (HTTP/1.0 answers) to curl and to urllib (`Connection: close`): never the monitor")
   func http10AndConnectionClose() throws {
     let scratch = try TemporaryDirectory("light")

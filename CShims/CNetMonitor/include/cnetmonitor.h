@@ -484,21 +484,21 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
  * path has recorded an exchange on such a connection (not its first), with nothing under way after
  * it, it arms the connection's replay: a template of the record it wrote, of which the hooks reuse
  * the connection's part. The hooks then record each simple exchange themselves: the request head
- * at the start of a call and its body in that call and any that follow, then the response head at
- * the start of a call and its body likewise, whatever they carry (sendfile too), to their lengths. A head that repeats the one before (a poller, a load
+ * at the start of a call and its body in that call and any that follow, then (after any 100
+ * Continue) the response head at the start of a call and its body likewise, whatever they carry (sendfile too), to their lengths. A head that repeats the one before (a poller, a load
  * generator, a server's answers within one second) costs a compare; another is read by the small
  * parsers of simple_heads.c (a strict subset of the Swift parser's rules) and copied into the
  * entry. Then two clock reads, and the record written into a slot from the template, the request
  * head's fields and the response's status and length. Anything else (a head these parsers
- * refuse, an answer before the request's body ended, another thread, an SSL call) goes to the
+ * refuse, an answer before the request's body ended but a 100 Continue, another thread, an SSL call) goes to the
  * Swift path as before, which first stops the replay and takes over what it did
  * (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges
  * it recorded, a request it took whose response it could not, and a response it was sending or
  * receiving, which Swift then parses from the copies as of when they moved.
  *
- * `state` is the only word two threads write: the replays done << 4, the parts stopped halfway
- * that Swift has yet to parse, and the phase. The owner is the thread that moved the whole last
- * exchange; no other thread replays. */
+ * `state` is the only word two threads write: the replays done << 6, the interim answers the
+ * exchange under way had, the parts stopped halfway that Swift has yet to parse, and the phase.
+ * The owner is the thread that moved the whole last exchange; no other thread replays. */
 enum {
   CNM_REPLAY_PHASE = 3,      /* the phase's bits: */
   CNM_REPLAY_OFF = 0,        /*   the hooks hand every call to Swift */
@@ -507,8 +507,19 @@ enum {
   CNM_REPLAY_RESPONDING = 3, /*   they took its response head (at replay_first_byte) and part of its body */
   CNM_REPLAY_REQUEST_PENDING = 4,  /* stopped after taking a request: Swift has yet to parse it */
   CNM_REPLAY_RESPONSE_PENDING = 8, /* stopped halfway through its response: the same */
-  CNM_REPLAY_COUNT_SHIFT = 4,
+  /* The interim answers (CNM_REPLAY_INTERIM, at most 3) the hooks took before the response under
+   * way, the first at replay_first_byte: counted while the replay goes on, and, once it stopped,
+   * pending with its response's part until Swift parses them. */
+  CNM_REPLAY_INTERIMS = 0x30,
+  CNM_REPLAY_INTERIM_ONE = 0x10,
+  CNM_REPLAY_COUNT_SHIFT = 6,
 };
+/* The one interim answer the hooks take: what servers send a client whose request said `Expect:
+ * 100-continue` (curl uploading with -T, or a body over 1 MiB) before it sends the body. The
+ * Swift parser reads it as an informational response: its bytes count in the final response's, and
+ * its first byte is the exchange's first byte. */
+#define CNM_REPLAY_INTERIM "HTTP/1.1 100 Continue\r\n\r\n"
+#define CNM_REPLAY_INTERIM_LENGTH 25
 /* The template: a record's first line, its connection's identity (or, for a connection's first
  * exchange, its setup and identity), then its request head. */
 #define CNM_REPLAY_RECORD_BYTES (64 + 256 + CNM_SIMPLE_HEAD_CAPACITY)
@@ -619,7 +630,8 @@ static inline void cnm_count_bytes(cnm_connection_head *head, bool received, uin
 }
 
 /* Stops the replay: it goes OFF, with what it took of the exchange under way pending (a request
- * when REQUESTED; the request and the response when RESPONDING). Returns the state after. */
+ * when REQUESTED; the request and the response when RESPONDING; the interim answers, whose bits
+ * stay as they were). Returns the state after. */
 static inline uint64_t cnm_replay_stop(cnm_connection_head *head) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
   for (;;) {
@@ -643,16 +655,17 @@ static inline void cnm_inherit_connection(cnm_connection_head *head) {
   cnm_replay_stop(head);
 }
 
-/* Takes a part a stopped replay left pending (CNM_REPLAY_REQUEST_PENDING or _RESPONSE_PENDING):
- * true for the one caller that gets it, and must have Swift parse it. */
-static inline bool cnm_replay_claim(cnm_connection_head *head, uint64_t part) {
+/* Takes the parts a stopped replay left pending among `parts` (CNM_REPLAY_REQUEST_PENDING,
+ * _RESPONSE_PENDING, _INTERIMS): returns their bits, nonzero for the one caller that gets them,
+ * which must have Swift parse them. */
+static inline uint64_t cnm_replay_claim(cnm_connection_head *head, uint64_t parts) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
-  while (state & part) {
-    if (__atomic_compare_exchange_n(&head->replay_state, &state, state & ~part, false, __ATOMIC_ACQ_REL,
+  while (state & parts) {
+    if (__atomic_compare_exchange_n(&head->replay_state, &state, state & ~parts, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE))
-      return true;
+      return state & parts;
   }
-  return false;
+  return 0;
 }
 
 /* Arms a stopped replay with nothing pending (`state`) once Swift wrote the template, for the

@@ -22,11 +22,15 @@ struct ExchangeReplay {
   var responseThread: UnsafeRawPointer?
 }
 
+/// The interim answer the hooks take (`CNM_REPLAY_INTERIM`).
+private let replayInterim = Array(CNM_REPLAY_INTERIM.utf8)
+
 extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Takes over from the replay before a call's bytes are parsed: stops it, counts the exchanges it
   /// recorded into the counters of the direction the bytes go (`requests`, `responses`, or both at
   /// close), and has what it took of an exchange it could not finish parsed, as of when it moved:
-  /// a request whose response was not simple, a response it stopped taking halfway (its head and
+  /// a request whose response was not simple, the interim answers it took before a response, a
+  /// response it stopped taking halfway (its head and
   /// the body bytes it counted, or where it was in a chunked body), from the copies the hooks
   /// made of their heads (and a request's body bytes it counted, or where it was in its chunked
   /// body). Each direction's part is that direction's to take, or the owner's (which moved the
@@ -42,7 +46,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     if requests || owner {
       pointee.requestsBegun &+= replays &- pointee.replay.requestsTaken
       pointee.replay.requestsTaken = replays
-      if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) {
+      if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) != 0 {
         let request = head.pointee.replay_request
         let start = head.pointee.replay_start
         let chunked = request.chunked_at != 0
@@ -60,8 +64,14 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.responsesEnded &+= taken
       pointee.responses.finalHeads &+= taken
       pointee.replay.responsesTaken = replays
-      if state & UInt64(CNM_REPLAY_RESPONSE_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_RESPONSE_PENDING)) {
-        let firstByte = head.pointee.replay_first_byte
+      let responseParts = UInt64(CNM_REPLAY_RESPONSE_PENDING | CNM_REPLAY_INTERIMS)
+      let parts = state & responseParts != 0 ? cnm_replay_claim(head, responseParts) : 0
+      let firstByte = head.pointee.replay_first_byte
+      // The interim answers it took (100 Continue), all at the first one's time.
+      for _ in 0..<(parts & UInt64(CNM_REPLAY_INTERIMS)) / UInt64(CNM_REPLAY_INTERIM_ONE) {
+        replayInterim.withUnsafeBytes { responseBytes($0, now: firstByte, context: context) }
+      }
+      if parts & UInt64(CNM_REPLAY_RESPONSE_PENDING) != 0 {
         let response = head.pointee.replay_response
         let chunked = response.chunked_at != 0
         // Its body: its Content-Length's, chunked, or (with neither: it has one, being under
@@ -139,7 +149,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.replay.requestThread == thread, pointee.replay.responseThread == thread
     else { return }
     let state = cnm_load_u64(context.head.pointer(to: \.replay_state)!)
-    let pending = CNM_REPLAY_REQUEST_PENDING | CNM_REPLAY_RESPONSE_PENDING
+    let pending = CNM_REPLAY_REQUEST_PENDING | CNM_REPLAY_RESPONSE_PENDING | CNM_REPLAY_INTERIMS
     guard state & UInt64(CNM_REPLAY_PHASE | pending) == UInt64(CNM_REPLAY_OFF) else { return }
     context.head.pointee.replay.unix_offset =
       context.core.pointee.startUnixNanoseconds &- context.core.pointee.startNanoseconds
