@@ -331,7 +331,9 @@ static inline __attribute__((always_inline)) size_t request_line_length(const un
   size_t target_start = count >= 8 ? method_and_space(bytes) : 0;
   if (!target_start) return 0;
   size_t target_end = cnm_text_end(bytes, target_start, count, 0x21); /* what the Swift parser takes as target */
-  if (target_end == target_start || count - target_end < sizeof version - 1 + 2) return 0;
+  if (target_end == target_start || target_end - target_start > CNM_SIMPLE_TARGET_CAPACITY ||
+      count - target_end < sizeof version - 1 + 2)
+    return 0;
   /* ` HTTP/1.` then `1` or `0`, then CRLF. */
   const unsigned char *line_end = bytes + target_end;
   if (memcmp(line_end, version, 8) != 0 || (line_end[8] != '1' && line_end[8] != '0') || line_end[9] != '\r' ||

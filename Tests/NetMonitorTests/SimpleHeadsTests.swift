@@ -27,6 +27,19 @@ struct SimpleHeadsTests {
     // Chunked bodies: curl -T -, an SDK streaming its upload
     "PUT /up HTTP/1.1\r\nHost: h\r\nUser-Agent: curl/7.88.1\r\nTransfer-Encoding: chunked\r\nExpect:\r\n\r\n",
     "POST /v1/items HTTP/1.1\r\nhost: api.test\r\ntransfer-encoding:  Chunked\r\nContent-Type: application/json\r\n\r\n",
+    // A browser's request as a proxy passes it on (~1,300 bytes: client hints, cookies, X-Forwarded-*)
+    "GET /app/dashboard?tab=orders&page=3 HTTP/1.1\r\nHost: app.example.test\r\nConnection: keep-alive\r\n"
+      + "sec-ch-ua: \"Chromium\";v=\"120\", \"Google Chrome\";v=\"120\", \"Not?A_Brand\";v=\"99\"\r\nsec-ch-ua-mobile: ?0\r\n"
+      + "sec-ch-ua-platform: \"Linux\"\r\nUpgrade-Insecure-Requests: 1\r\n"
+      + "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36\r\n"
+      + "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8\r\n"
+      + "Sec-Fetch-Site: same-origin\r\nSec-Fetch-Mode: navigate\r\nSec-Fetch-User: ?1\r\nSec-Fetch-Dest: document\r\n"
+      + "Referer: https://app.example.test/app/dashboard?tab=orders&page=2\r\nAccept-Encoding: gzip, deflate, br\r\n"
+      + "Accept-Language: en-US,en;q=0.9,de;q=0.8\r\nCookie: session=\(String(repeating: "3f9a", count: 40)); theme=dark; "
+      + "_ga=GA1.1.1234567890.1700000000; consent=analytics%3Dtrue%26ads%3Dfalse\r\nX-Forwarded-For: 203.0.113.7\r\n"
+      + "X-Forwarded-Proto: https\r\nX-Real-IP: 203.0.113.7\r\n\r\n",
+    // The longest target a record holds whole
+    "GET /\(String(repeating: "t", count: 511)) HTTP/1.1\r\nHost: h\r\n\r\n",
   ]
   static let responses = [
     "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
@@ -183,6 +196,9 @@ struct SimpleHeadsTests {
     #expect(posted.method_length == 4 && posted.content_length == 13 && Int(posted.length) == Self.requests[4].utf8.count - 13)
     // A head is read to its blank line: what follows is its body, or (no Content-Length) more than
     // the request, which the replay leaves to Swift (ExchangeReplayTests).
+    let browser = try #require(Self.request(Array(Self.requests[14].utf8)))
+    #expect(browser.length > 1_024 && browser.length < CNM_SIMPLE_HEAD_CAPACITY && browser.connection == CNM_CONNECTION_KEEP_ALIVE)
+    #expect(try #require(Self.request(Array(Self.requests[15].utf8))).target_length == CNM_SIMPLE_TARGET_CAPACITY)
     let followed = try #require(Self.request(Array("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET".utf8)))
     #expect(followed.length == 27 && followed.content_length == 0 && followed.framed_at == 0)
   }
@@ -204,7 +220,8 @@ struct SimpleHeadsTests {
       "GET / HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n", "GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
       "GET / HTTP/1.1\nHost: h\n\n", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
       "GET / HTTP/1.1\r\nHost: \r\n\r\n", "GET / HTTP/1.1\r\nHost: \(String(repeating: "h", count: 257))\r\n\r\n",
-      "GET /\(String(repeating: "p", count: 500)) HTTP/1.1\r\n\r\n",
+      "GET /\(String(repeating: "p", count: 512)) HTTP/1.1\r\n\r\n",
+      "GET / HTTP/1.1\r\nX-Long: \(String(repeating: "v", count: 2048))\r\n\r\n",
       "GET / HTTP/1.1\r\nHost: h\r\n", "GET / HTTP/1.1\r\nX_Y: 1\r\n\r\n", "GET / HTTP/1.1\r\nX : 1\r\n\r\n",
       "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nX: \u{7F}\r\n\r\n",
       "GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: keep-alive\r\n\r\n",
@@ -231,7 +248,7 @@ struct SimpleHeadsTests {
       "HTTP/1.1 200 OK\r\nConnection: close, x\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 101 Switching Protocols\r\nConnection: close\r\nContent-Length: 1\r\n\r\n",
       "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n",
-      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\(String(repeating: "X-Pad: 0123456789\r\n", count: 30))\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\(String(repeating: "X-Pad: 0123456789\r\n", count: 110))\r\n",
     ])
   func refusedResponses(text: String) {
     #expect(Self.response(Array(text.utf8)) == nil)

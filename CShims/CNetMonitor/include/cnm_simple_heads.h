@@ -11,8 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CNM_SIMPLE_HEAD_CAPACITY 512 /* the longest head the hooks read */
-#define CNM_SIMPLE_HOST_CAPACITY 256 /* the longest Host value (HTTPHead.hostCapacity) */
+/* The longest head the hooks read: a browser's request, its cookies or a proxy's X-Forwarded-*
+ * lines included, is often over 512 bytes. */
+#define CNM_SIMPLE_HEAD_CAPACITY 2048
+#define CNM_SIMPLE_TARGET_CAPACITY 512 /* the longest target (HTTPHead.targetCapacity: not truncated) */
+#define CNM_SIMPLE_HOST_CAPACITY 256   /* the longest Host value (HTTPHead.hostCapacity) */
 
 /* What a head's `Connection` header says, when it is one these parsers read: nothing (no such
  * header), or the one option `keep-alive` or `close`. */
@@ -20,7 +23,8 @@ enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_
 
 /* A simple request head: `METHOD target HTTP/1.1` or `HTTP/1.0` (ApacheBench's, `curl --http1.0`;
  * GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
- * not CONNECT, whose answer starts a tunnel, nor the rarer methods), then header lines,
+ * not CONNECT, whose answer starts a tunnel, nor the rarer methods; a target of at most
+ * CNM_SIMPLE_TARGET_CAPACITY bytes, which a record holds whole), then header lines,
  * none of them a Transfer-Encoding but one `chunked`, a second Content-Length (or one beside a
  * Transfer-Encoding), a Connection other than keep-alive or close, or a second Connection. Its
  * body, when a Content-Length or the chunked coding frames one, follows it. */

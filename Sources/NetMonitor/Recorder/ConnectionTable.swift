@@ -40,7 +40,7 @@ enum ConnectionTable {
     cnm_replay_fields_set_up()
     let fields = cnm_replay_fields_in_use()
     precondition(
-      64 + Int(fields.request_head - fields.setup) + Int(fields.scalars_length) + Int(CNM_SIMPLE_HEAD_CAPACITY)
+      64 + Int(fields.request_head - fields.setup) + Int(fields.scalars_length) + Int(CNM_REPLAY_TEXT_CAPACITY)
         <= MemoryLayout.size(ofValue: cnm_replay_template().record),
       "the replay's template holds a record's first line, a new connection and a request head")
   }
