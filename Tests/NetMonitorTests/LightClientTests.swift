@@ -122,6 +122,14 @@ struct LightClientTests {
       ["sh", "-c", "printf '{\"id\": 7}' | curl -s -o /dev/null -T - \(url)/echo?piped"], in: scratch)
     #expect(!piped.monitorLoaded, "a chunked body after a 100 Continue is the replay's")
     #expect(piped.records.filter { $0["kind"] as? String == "http" }.map { $0["status"] as? Int } == [200])
+    // Over HTTPS: the 100 Continue in the plaintext of an OpenSSL session.
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let secure = try LoopbackServer(tls: tls)
+    let uploaded = try Self.expectSameRecords(
+      ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "-T", small.path, "https://localhost:\(secure.port)/echo"],
+      in: scratch)
+    #expect(!uploaded.monitorLoaded, "a 100 Continue inside TLS is the replay's too")
+    #expect(uploaded.records.filter { $0["kind"] as? String == "http" }.map { $0["response_bytes"] as? Int ?? 0 }.map { $0 > 3_025 } == [true])
   }
 
   @Test("python's http.server (HTTP/1.0 answers) to curl and to urllib (`Connection: close`): never the monitor")
