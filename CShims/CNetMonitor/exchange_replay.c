@@ -52,11 +52,11 @@ void cnm_replay_request_scalars(const cnm_simple_request *request, void *scalars
   head.host_length = request->host_length;
   head.connection_keep_alive = request->connection == CNM_CONNECTION_KEEP_ALIVE;
   head.connection_close = request->connection == CNM_CONNECTION_CLOSE;
-  if (request->framed_at) {
+  if (request->framing.framed_at) {
     head.has_content_length = true;
-    head.content_length_value = request->content_length;
+    head.content_length_value = request->framing.content_length;
     head.body_framing = CNM_BODY_CONTENT_LENGTH;
-  } else if (request->chunked_at) {
+  } else if (request->framing.chunked_at) {
     head.has_transfer_encoding = true;
     head.is_chunked = true;
     head.body_framing = CNM_BODY_CHUNKED;
@@ -127,8 +127,8 @@ static inline uint64_t response_body(const cnm_connection_head *head) {
   const cnm_simple_response *response = &head->replay_response;
   bool answers_head = head->replay_request.method_length == 4 && head->replay_request_bytes[0] == 'H';
   if (answers_head || response->status == 204 || response->status == 304) return 0;
-  if (response->chunked_at) return BODY_CHUNKED;
-  return response->framed_at ? response->content_length : BODY_TO_CLOSE;
+  if (response->framing.chunked_at) return BODY_CHUNKED;
+  return response->framing.framed_at ? response->framing.content_length : BODY_TO_CLOSE;
 }
 
 /* Reads the bytes of a call from `skip` on (its buffer, its vector's elements up to `count`, or,
@@ -184,7 +184,7 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
   slot[fields->protocol] = head->replay_request.minor_version ? CNM_HTTP_11 : CNM_HTTP_10; /* its request's */
   store_u16(slot, fields->status, response->status);
   const cnm_simple_request *request = &head->replay_request;
-  uint64_t request_body = request->chunked_at ? head->replay_request_chunked.bytes : request->content_length;
+  uint64_t request_body = request->framing.chunked_at ? head->replay_request_chunked.bytes : request->framing.content_length;
   store_u64(slot, fields->request_bytes, request->length + request_body);
   store_u64(slot, fields->response_bytes, response_bytes);
   store_u64(slot, fields->start_unix_ns, template->unix_offset + start);
@@ -226,7 +226,7 @@ static bool take_chunked_request_body(cnm_connection_head *head, const void *buf
 static bool take_request(cnm_connection_head *head, uint64_t state, const void *buffer, const struct iovec *vector,
                          int vector_count, size_t count) {
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) { /* its body's next bytes */
-    if (head->replay_request.chunked_at) /* while it goes on */
+    if (head->replay_request.framing.chunked_at) /* while it goes on */
       return head->replay_request_body_left && take_chunked_request_body(head, buffer, vector, vector_count, 0, count);
     if (count > head->replay_request_body_left) return false;
     head->replay_request_body_left -= count;
@@ -238,7 +238,7 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   /* The last head again is compared only where it can be: a call of its length, or longer when a
    * body follows it (a GET's call of another length, every call of varied traffic, is not). */
   size_t length = head->replay_request.length;
-  bool has_body = head->replay_request.content_length || head->replay_request.chunked_at;
+  bool has_body = head->replay_request.framing.content_length || head->replay_request.framing.chunked_at;
   bool same = length && (count == length || (count > length && has_body)) &&
               memcmp(bytes, head->replay_request_bytes, length) == 0;
   if (!same) {
@@ -246,13 +246,13 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
     head->replay.run_length = 0; /* its head is written into the template at its record */
     length = head->replay_request.length;
   }
-  if (head->replay_request.chunked_at) {
+  if (head->replay_request.framing.chunked_at) {
     head->replay_request_chunked = (cnm_chunked_body){0};
     if (!take_chunked_request_body(head, buffer, vector, vector_count, length, count)) return false;
   } else {
     uint64_t body = count - length;
-    if (body > head->replay_request.content_length) return false;
-    head->replay_request_body_left = head->replay_request.content_length - body;
+    if (body > head->replay_request.framing.content_length) return false;
+    head->replay_request_body_left = head->replay_request.framing.content_length - body;
   }
   head->replay_start = cnm_monotonic_ns();
   return advance(head, state, CNM_REPLAY_REQUESTED, 0, 0);
@@ -309,11 +309,11 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     now = cnm_monotonic_ns();
     if (!(state & CNM_REPLAY_INTERIMS)) head->replay_first_byte = now; /* the first answer's first byte */
     if (goes_on) return advance(head, state, CNM_REPLAY_RESPONDING, interims, 0);
-  } else if (!head->replay_response.framed_at && !head->replay_response.chunked_at) {
+  } else if (!head->replay_response.framing.framed_at && !head->replay_response.framing.chunked_at) {
     /* A response under way has a body: this one runs to the close, every byte its. */
     head->replay_body_to_close += count;
     return true;
-  } else if (head->replay_response.chunked_at) {
+  } else if (head->replay_response.framing.chunked_at) {
     cnm_chunked_body *chunked = &head->replay_chunked;
     cnm_chunked_outcome outcome = read_chunked(chunked, buffer, vector, vector_count, 0, count);
     if (outcome == CNM_CHUNKED_REFUSED) return false;
@@ -328,7 +328,7 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
     }
     now = cnm_monotonic_ns();
     /* A response under way has a body its Content-Length frames. */
-    total = head->replay_response.length + head->replay_response.content_length;
+    total = head->replay_response.length + head->replay_response.framing.content_length;
   }
   if (!advance(head, state, CNM_REPLAY_ARMED, 0, 1)) return false;
   record(head, head->replay_start, head->replay_first_byte, now, interim_bytes(interims) + total);
@@ -360,7 +360,7 @@ void cnm_replay_take(cnm_connection_head *head, bool received, const void *buffe
 bool cnm_replay_end_at_close(cnm_connection_head *head) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
   const cnm_simple_response *response = &head->replay_response;
-  if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_RESPONDING || response->framed_at || response->chunked_at) return false;
+  if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_RESPONDING || response->framing.framed_at || response->framing.chunked_at) return false;
   uint64_t now = cnm_monotonic_ns();
   if (!advance(head, state, CNM_REPLAY_ARMED, 0, 1)) return false;
   record(head, head->replay_start, head->replay_first_byte, now,

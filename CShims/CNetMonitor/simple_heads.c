@@ -203,6 +203,19 @@ static inline bool is_chunked(const unsigned char *bytes, header_line *line) {
   return line->value_end - line->value_start == 7 && name_is(bytes + line->value_start, "chunked", 7);
 }
 
+/* What a Content-Length or Transfer-Encoding line says of the body, added to `framing`: false for
+ * a second one, a Content-Length that is not one number, a Transfer-Encoding but `chunked` alone. */
+static inline bool take_framing_header(const unsigned char *bytes, header_line *line, cnm_simple_framing *framing) {
+  if (line->name == CONTENT_LENGTH) {
+    if (framing->framed_at || !content_length_value(bytes, line, &framing->content_length)) return false;
+    framing->framed_at = (uint16_t)line->next;
+  } else {
+    if (framing->chunked_at || !is_chunked(bytes, line)) return false;
+    framing->chunked_at = (uint16_t)line->next;
+  }
+  return true;
+}
+
 /* What a request's header line says, added to `parsed`: false when the request is not one these
  * parsers read (a Transfer-Encoding but `chunked` alone or a second one, a second Content-Length,
  * a Connection but keep-alive or close, a second Host or Connection). */
@@ -223,13 +236,8 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
     parsed->connection_at = (uint16_t)line->value_start;
     return parsed->connection != CNM_CONNECTION_UNSAID;
   case CONTENT_LENGTH:
-    if (parsed->framed_at || !content_length_value(bytes, line, &parsed->content_length)) return false;
-    parsed->framed_at = (uint16_t)line->next;
-    return true;
   case TRANSFER_ENCODING:
-    if (parsed->chunked_at || !is_chunked(bytes, line)) return false;
-    parsed->chunked_at = (uint16_t)line->next;
-    return true;
+    return take_framing_header(bytes, line, &parsed->framing);
   default:
     return true;
   }
@@ -241,13 +249,8 @@ static inline bool take_request_header(const unsigned char *bytes, header_line *
 static inline bool take_response_header(const unsigned char *bytes, header_line *line, cnm_simple_response *parsed) {
   switch (line->name) {
   case CONTENT_LENGTH:
-    if (parsed->framed_at || !content_length_value(bytes, line, &parsed->content_length)) return false;
-    parsed->framed_at = (uint16_t)line->next;
-    return true;
   case TRANSFER_ENCODING:
-    if (parsed->chunked_at || !is_chunked(bytes, line)) return false;
-    parsed->chunked_at = (uint16_t)line->next;
-    return true;
+    return take_framing_header(bytes, line, &parsed->framing);
   case CONNECTION:
     return connection_option(bytes, line) != CNM_CONNECTION_UNSAID;
   default:
@@ -255,9 +258,26 @@ static inline bool take_response_header(const unsigned char *bytes, header_line 
   }
 }
 
-/* What the header lines the last head had from `old_at` to `old_end` said, in this head from `at`:
- * they are the same bytes, so only where they are differs. False when they say again what a line
- * read in this head said (a second Host, Connection or Content-Length). */
+/* What the header lines the last head had from `old_at` to `old_end` said of its body's framing,
+ * in this head from `at`: they are the same bytes, so only where they are differs. False when
+ * they say again what a line read in this head said (a second Content-Length or
+ * Transfer-Encoding). `framed_at` is where the line after the Content-Length line begins,
+ * `chunked_at` the same for Transfer-Encoding's. */
+static inline bool take_framing_again(const cnm_simple_framing *last, size_t old_at, size_t old_end, size_t at,
+                                      cnm_simple_framing *parsed) {
+  if (last->framed_at > old_at && last->framed_at <= old_end) {
+    if (parsed->framed_at) return false;
+    parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
+    parsed->content_length = last->content_length;
+  }
+  if (last->chunked_at > old_at && last->chunked_at <= old_end) {
+    if (parsed->chunked_at) return false;
+    parsed->chunked_at = (uint16_t)(last->chunked_at - old_at + at);
+  }
+  return true;
+}
+
+/* The same for all that a request's lines said (a second Host or Connection: false too). */
 static inline bool take_request_lines_again(const cnm_simple_request *last, size_t old_at, size_t old_end, size_t at,
                                             cnm_simple_request *parsed) {
   if (last->host_offset >= old_at && last->host_offset < old_end) {
@@ -270,38 +290,11 @@ static inline bool take_request_lines_again(const cnm_simple_request *last, size
     parsed->connection = last->connection;
     parsed->connection_at = (uint16_t)(last->connection_at - old_at + at);
   }
-  /* `framed_at` is where the line after the Content-Length line begins, `chunked_at` the same for
-   * Transfer-Encoding's. */
-  if (last->framed_at > old_at && last->framed_at <= old_end) {
-    if (parsed->framed_at) return false;
-    parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
-    parsed->content_length = last->content_length;
-  }
-  if (last->chunked_at > old_at && last->chunked_at <= old_end) {
-    if (parsed->chunked_at) return false;
-    parsed->chunked_at = (uint16_t)(last->chunked_at - old_at + at);
-  }
-  return true;
-}
-
-static inline bool take_response_lines_again(const cnm_simple_response *last, size_t old_at, size_t old_end, size_t at,
-                                             cnm_simple_response *parsed) {
-  /* `framed_at` is where the line after the Content-Length line begins, `chunked_at` the same for
-   * Transfer-Encoding's. */
-  if (last->framed_at > old_at && last->framed_at <= old_end) {
-    if (parsed->framed_at) return false;
-    parsed->framed_at = (uint16_t)(last->framed_at - old_at + at);
-    parsed->content_length = last->content_length;
-  }
-  if (last->chunked_at > old_at && last->chunked_at <= old_end) {
-    if (parsed->chunked_at) return false;
-    parsed->chunked_at = (uint16_t)(last->chunked_at - old_at + at);
-  }
-  return true;
+  return take_framing_again(&last->framing, old_at, old_end, at, &parsed->framing);
 }
 
 /* A message framed both ways (Transfer-Encoding then wins, RFC 9112 §6.3) is not simple. */
-#define framed_once(parsed) (!((parsed)->framed_at && (parsed)->chunked_at))
+static inline bool framed_once(const cnm_simple_framing *framing) { return !(framing->framed_at && framing->chunked_at); }
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
@@ -366,7 +359,7 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_
     if (at == count) return false;
   }
   /* The blank line ends the head (its body, if any, follows). */
-  if (at + 2 > count || bytes[at + 1] != '\n' || !framed_once(&parsed)) return false;
+  if (at + 2 > count || bytes[at + 1] != '\n' || !framed_once(&parsed.framing)) return false;
   parsed.length = (uint16_t)(at + 2);
   *request = parsed;
   return true;
@@ -391,7 +384,7 @@ bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm
     if (!read_header_line(bytes, &map, at, count, &line) || !take_response_header(bytes, &line, &parsed)) return false;
     at = line.next;
   }
-  if (at + 2 > count || bytes[at + 1] != '\n' || !framed_once(&parsed)) return false;
+  if (at + 2 > count || bytes[at + 1] != '\n' || !framed_once(&parsed.framing)) return false;
   parsed.length = (uint16_t)(at + 2);
   *response = parsed;
   return true;
@@ -520,11 +513,11 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
       break;
     }
     if (differs == heads.old_count - old_from && differs != 0) { /* the rest of the last head again */
-      if (!take_response_lines_again(last, old_from, heads.old_count, at, &parsed)) return false;
+      if (!take_framing_again(&last->framing, old_from, heads.old_count, at, &parsed.framing)) return false;
       parsed.length = (uint16_t)(at + heads.old_count - old_from);
       break;
     }
-    if (!take_response_lines_again(last, old_from, heads.old_at, at, &parsed)) return false;
+    if (!take_framing_again(&last->framing, old_from, heads.old_at, at, &parsed.framing)) return false;
     if (heads.at == count) return false; /* the bytes end before the head does */
     if (bytes[heads.at] == '\r') { /* the blank line that ends the head */
       if (heads.at + 2 > count || bytes[heads.at + 1] != '\n') return false;
@@ -537,7 +530,7 @@ bool cnm_read_simple_response(const unsigned char *bytes, size_t available, cnm_
     next_lines(&heads, line.next);
     if (heads.at == count) return false;
   }
-  if (!framed_once(&parsed)) return false;
+  if (!framed_once(&parsed.framing)) return false;
   memcpy(last_bytes, bytes, parsed.length);
   *last = parsed;
   return true;
@@ -580,7 +573,7 @@ bool cnm_read_simple_request(const unsigned char *bytes, size_t available, cnm_s
     next_lines(&heads, line.next);
     if (heads.at == count) return false;
   }
-  if (!framed_once(&parsed)) return false;
+  if (!framed_once(&parsed.framing)) return false;
   memcpy(last_bytes, bytes, parsed.length);
   *last = parsed;
   return true;

@@ -91,8 +91,8 @@ struct SimpleHeadsTests {
 
     static func same(_ one: cnm_simple_response?, _ other: cnm_simple_response?) -> Bool {
       guard let one, let other else { return one == nil && other == nil }
-      return one.length == other.length && one.status == other.status && one.content_length == other.content_length
-        && one.framed_at == other.framed_at && one.chunked_at == other.chunked_at
+      return one.length == other.length && one.status == other.status && one.framing.content_length == other.framing.content_length
+        && one.framing.framed_at == other.framing.framed_at && one.framing.chunked_at == other.framing.chunked_at
     }
   }
 
@@ -118,8 +118,8 @@ struct SimpleHeadsTests {
       return one.length == other.length && one.method_length == other.method_length
         && one.target_length == other.target_length && one.host_offset == other.host_offset
         && one.host_length == other.host_length && one.connection == other.connection
-        && one.connection_at == other.connection_at && one.framed_at == other.framed_at
-        && one.content_length == other.content_length && one.chunked_at == other.chunked_at
+        && one.connection_at == other.connection_at && one.framing.framed_at == other.framing.framed_at
+        && one.framing.content_length == other.framing.content_length && one.framing.chunked_at == other.framing.chunked_at
         && one.minor_version == other.minor_version
     }
   }
@@ -131,7 +131,7 @@ struct SimpleHeadsTests {
     var run = HTTPRun(.requests)
     let length = Int(fields.length)
     guard length <= bytes.count else { return false }
-    let body = fields.chunked_at != 0 ? Array("0\r\n\r\n".utf8) : Array(repeating: UInt8(ascii: "x"), count: Int(fields.content_length))
+    let body = fields.framing.chunked_at != 0 ? Array("0\r\n\r\n".utf8) : Array(repeating: UInt8(ascii: "x"), count: Int(fields.framing.content_length))
     run.feed(ArraySlice(bytes[..<length] + body))
     guard run.events == [.started, .head, .complete(UInt64(length + body.count))],
       let head = run.heads.first
@@ -160,14 +160,14 @@ struct SimpleHeadsTests {
     var run = HTTPRun(.responses, expecting: [answeringHEAD ? .head : .ordinary])
     let length = Int(fields.length)
     let bodiless = answeringHEAD || fields.status == 204 || fields.status == 304
-    let chunked = fields.chunked_at != 0
-    let body = bodiless ? [] : chunked ? Array("0\r\n\r\n".utf8) : Array(repeating: UInt8(ascii: "x"), count: Int(fields.content_length))
+    let chunked = fields.framing.chunked_at != 0
+    let body = bodiless ? [] : chunked ? Array("0\r\n\r\n".utf8) : Array(repeating: UInt8(ascii: "x"), count: Int(fields.framing.content_length))
     run.feed(ArraySlice(bytes[..<length] + body))
     guard let head = run.heads.first, head.status == fields.status, head.hasTransferEncoding == chunked,
       head.isChunked == chunked, !head.connectionUpgrade, !(chunked && head.hasContentLength),
-      head.hasContentLength == (fields.framed_at != 0), !head.hasContentLength || head.contentLengthValue == fields.content_length
+      head.hasContentLength == (fields.framing.framed_at != 0), !head.hasContentLength || head.contentLengthValue == fields.framing.content_length
     else { return false }
-    if !bodiless && !chunked && fields.framed_at == 0 {
+    if !bodiless && !chunked && fields.framing.framed_at == 0 {
       return run.events == [.started, .head] && head.bodyFraming == .untilClose
     }
     return run.events == [.started, .head, .complete(UInt64(length + body.count))]
@@ -193,14 +193,14 @@ struct SimpleHeadsTests {
     let urllib = try #require(Self.request(Array(Self.requests[3].utf8)))
     #expect(urllib.connection == CNM_CONNECTION_CLOSE)
     let posted = try #require(Self.request(Array(Self.requests[4].utf8)))
-    #expect(posted.method_length == 4 && posted.content_length == 13 && Int(posted.length) == Self.requests[4].utf8.count - 13)
+    #expect(posted.method_length == 4 && posted.framing.content_length == 13 && Int(posted.length) == Self.requests[4].utf8.count - 13)
     // A head is read to its blank line: what follows is its body, or (no Content-Length) more than
     // the request, which the replay leaves to Swift (ExchangeReplayTests).
     let browser = try #require(Self.request(Array(Self.requests[14].utf8)))
     #expect(browser.length > 1_024 && browser.length < CNM_SIMPLE_HEAD_CAPACITY && browser.connection == CNM_CONNECTION_KEEP_ALIVE)
     #expect(try #require(Self.request(Array(Self.requests[15].utf8))).target_length == CNM_SIMPLE_TARGET_CAPACITY)
     let followed = try #require(Self.request(Array("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET".utf8)))
-    #expect(followed.length == 27 && followed.content_length == 0 && followed.framed_at == 0)
+    #expect(followed.length == 27 && followed.framing.content_length == 0 && followed.framing.framed_at == 0)
   }
 
   @Test(
@@ -296,7 +296,7 @@ struct SimpleHeadsTests {
     for (second, length, modified) in [(0, 512, 1), (0, 512, 1), (0, 7_000, 1), (1, 7_000, 2), (1, 10, 2), (2, 8_000, 3)] {
       let head = served(second, length, modified)
       let fields = last.read(head)
-      #expect(LastResponse.same(fields, Self.response(head)) && fields?.content_length == UInt64(length))
+      #expect(LastResponse.same(fields, Self.response(head)) && fields?.framing.content_length == UInt64(length))
     }
     // A head with more lines than the last (a chunked answer with a header the last had not,
     // after one of known length), fewer, and the same again.

@@ -21,6 +21,14 @@
  * header), or the one option `keep-alive` or `close`. */
 enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_CLOSE = 2 };
 
+/* How a simple head frames the body after it: by its one Content-Length, or by its one
+ * `Transfer-Encoding: chunked`, never both; or neither. */
+typedef struct cnm_simple_framing {
+  uint64_t content_length; /* its Content-Length's value (0 without one) */
+  uint16_t framed_at;      /* where the line after its Content-Length begins; 0: it has none */
+  uint16_t chunked_at;     /* where the line after its `Transfer-Encoding: chunked` begins; 0: none */
+} cnm_simple_framing;
+
 /* A simple request head: `METHOD target HTTP/1.1` or `HTTP/1.0` (ApacheBench's, `curl --http1.0`;
  * GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
  * not CONNECT, whose answer starts a tunnel, nor the rarer methods; a target of at most
@@ -29,14 +37,12 @@ enum { CNM_CONNECTION_UNSAID = 0, CNM_CONNECTION_KEEP_ALIVE = 1, CNM_CONNECTION_
  * Transfer-Encoding), a Connection other than keep-alive or close, or a second Connection. Its
  * body, when a Content-Length or the chunked coding frames one, follows it. */
 typedef struct cnm_simple_request {
-  uint64_t content_length; /* its body's bytes (0 without a Content-Length) */
+  cnm_simple_framing framing;
   uint16_t length;        /* the head's bytes; 0: none read yet */
   uint16_t target_length; /* the target: bytes method_length + 1 ..< + target_length */
   uint16_t host_offset;   /* the first Host value, trimmed (0, 0: no Host) */
   uint16_t host_length;
   uint16_t connection_at; /* where its Connection value begins */
-  uint16_t framed_at;     /* where the line after its Content-Length begins; 0: it has none */
-  uint16_t chunked_at;    /* where the line after its `Transfer-Encoding: chunked` begins; 0: none */
   uint8_t method_length;  /* the method: bytes 0 ..< method_length */
   uint8_t connection;     /* CNM_CONNECTION_… */
   uint8_t minor_version;  /* 1 or 0: HTTP/1.1 or HTTP/1.0 */
@@ -50,11 +56,9 @@ typedef struct cnm_simple_request {
  * a body is its request's and status's to say (no body for HEAD, 204, 304; else its Content-Length
  * or chunked coding frames it: without either, the body runs to the close, which is Swift's). */
 typedef struct cnm_simple_response {
-  uint64_t content_length;
+  cnm_simple_framing framing;
   uint16_t length; /* the head's bytes; 0: none read yet */
   uint16_t status;
-  uint16_t framed_at;  /* where the line after its Content-Length begins; 0: it has none */
-  uint16_t chunked_at; /* where the line after its `Transfer-Encoding: chunked` begins; 0: none */
 } cnm_simple_response;
 
 /* Read the head at the start of the `available` bytes at `bytes` as a simple request or as a simple

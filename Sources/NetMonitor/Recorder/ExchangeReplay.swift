@@ -49,10 +49,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) != 0 {
         let request = head.pointee.replay_request
         let start = head.pointee.replay_start
-        let chunked = request.chunked_at != 0
+        let chunked = request.framing.chunked_at != 0
         Self.kept(
           UnsafeRawPointer(head.pointer(to: \.replay_request_bytes)!), length: request.length,
-          bodyCounted: chunked ? 0 : request.content_length &- head.pointee.replay_request_body_left
+          bodyCounted: chunked ? 0 : request.framing.content_length &- head.pointee.replay_request_body_left
         ) { requestBytes($0, now: start, context: context) }
         if chunked {
           Self.resume(pointer(to: \.requests)!, head.pointee.replay_request_chunked) { requestBytes($0, now: start, context: context) }
@@ -73,12 +73,12 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       }
       if parts & UInt64(CNM_REPLAY_RESPONSE_PENDING) != 0 {
         let response = head.pointee.replay_response
-        let chunked = response.chunked_at != 0
+        let chunked = response.framing.chunked_at != 0
         // Its body: its Content-Length's, chunked, or (with neither: it has one, being under
         // way) one that runs to the close.
         let counted =
           chunked ? 0
-          : response.framed_at != 0 ? response.content_length &- head.pointee.replay_body_left
+          : response.framing.framed_at != 0 ? response.framing.content_length &- head.pointee.replay_body_left
           : head.pointee.replay_body_to_close
         Self.kept(UnsafeRawPointer(head.pointer(to: \.replay_response_bytes)!), length: response.length, bodyCounted: counted) {
           responseBytes($0, now: firstByte, context: context)
