@@ -97,7 +97,7 @@ static void write_request_head(cnm_connection_head *head) {
   cnm_replay_request_scalars(request, http);
   unsigned char *text = http + fields->text;
   size_t method = request->method_length;
-  memcpy(text, bytes, 8); /* the method (at most 7 bytes) in one word; the target follows over the rest */
+  memcpy(text, bytes, 16); /* the method (at most 15 bytes) in one move; the target follows over the rest */
   memcpy(text + method, bytes + method + 1, request->target_length);
   memcpy(text + method + request->target_length, bytes + request->host_offset, request->host_length);
   template->run_length =
@@ -125,7 +125,7 @@ static void keep_identity_alone(cnm_replay_template *template) {
  * or BODY_CHUNKED, or BODY_TO_CLOSE when neither frames it. */
 static inline uint64_t response_body(const cnm_connection_head *head) {
   const cnm_simple_response *response = &head->replay_response;
-  bool answers_head = head->replay_request.method_length == 4 && head->replay_request_bytes[0] == 'H';
+  bool answers_head = head->replay_request.method_length == 4 && memcmp(head->replay_request_bytes, "HEAD", 4) == 0;
   if (answers_head || response->status == 204 || response->status == 304) return 0;
   if (response->framing.chunked_at) return BODY_CHUNKED;
   return response->framing.framed_at ? response->framing.content_length : BODY_TO_CLOSE;

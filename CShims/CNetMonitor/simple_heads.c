@@ -298,21 +298,20 @@ static inline bool framed_once(const cnm_simple_framing *framing) { return !(fra
 
 /* ---- the heads -------------------------------------------------------------------------------- */
 
-/* The length of the method and its space that begin the bytes at `bytes` (8 of them at least),
- * when it is one these parsers read: GET first, the others told by their first byte. 0 when it is not
- * (CONNECT, whose answer starts a tunnel, and the rarer methods). */
-static inline size_t method_and_space(const unsigned char *bytes) {
+/* The length of the method and its space that begin the `count` bytes at `bytes` (8 at least),
+ * when it is one these parsers read: GET, POST, PUT and HEAD told at once, any other of capital
+ * letters alone (DELETE, WebDAV's PROPFIND, a cache's PURGE), at most CNM_SIMPLE_METHOD_CAPACITY
+ * of them. 0 when it is not: CONNECT, whose answer starts a tunnel, and a method with `-` or `_`
+ * (which the Swift parser reads too, but no client sends over TCP). */
+static inline size_t method_and_space(const unsigned char *bytes, size_t count) {
   if (memcmp(bytes, "GET ", 4) == 0) return 4;
-  switch (bytes[0]) {
-  case 'P':
-    if (memcmp(bytes, "POST ", 5) == 0) return 5;
-    if (memcmp(bytes, "PUT ", 4) == 0) return 4;
-    return memcmp(bytes, "PATCH ", 6) == 0 ? 6 : 0;
-  case 'D': return memcmp(bytes, "DELETE ", 7) == 0 ? 7 : 0;
-  case 'O': return memcmp(bytes, "OPTIONS ", 8) == 0 ? 8 : 0;
-  case 'H': return memcmp(bytes, "HEAD ", 5) == 0 ? 5 : 0;
-  default: return 0;
-  }
+  if (memcmp(bytes, "POST ", 5) == 0) return 5;
+  if (memcmp(bytes, "PUT ", 4) == 0) return 4;
+  if (memcmp(bytes, "HEAD ", 5) == 0) return 5;
+  size_t length = 0;
+  while (length < CNM_SIMPLE_METHOD_CAPACITY && length < count && bytes[length] - 'A' < 26u) length++;
+  if (length == 0 || length == count || bytes[length] != ' ') return 0;
+  return length == 7 && memcmp(bytes, "CONNECT", 7) == 0 ? 0 : length + 1;
 }
 
 /* The length of the request line `METHOD target HTTP/1.1` (or `HTTP/1.0`) CRLF that begins the
@@ -321,7 +320,7 @@ static inline size_t method_and_space(const unsigned char *bytes) {
 static inline __attribute__((always_inline)) size_t request_line_length(const unsigned char *bytes, size_t count,
                                                                          uint8_t *method, uint8_t *minor) {
   static const char version[] = " HTTP/1.1\r\n";
-  size_t target_start = count >= 8 ? method_and_space(bytes) : 0;
+  size_t target_start = count >= 8 ? method_and_space(bytes, count) : 0;
   if (!target_start) return 0;
   size_t target_end = cnm_text_end(bytes, target_start, count, 0x21); /* what the Swift parser takes as target */
   if (target_end == target_start || target_end - target_start > CNM_SIMPLE_TARGET_CAPACITY ||

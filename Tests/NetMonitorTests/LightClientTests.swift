@@ -230,7 +230,7 @@ struct LightClientTests {
                   return
       get("/page.bin")
       try:
-          urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:\(plain.port)/bytes/100", method="PROPFIND"))
+          urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:\(plain.port)/bytes/100", method="M-SEARCH"))
       except urllib.error.HTTPError as error:
           error.read()  # the whole answer (501), as the monitor's run reads it: not by timing
       get("/big.bin")
@@ -307,7 +307,7 @@ struct LightClientTests {
       c.request("GET", "/bytes/10"); c.getresponse().read()
       c.request("GET", "/chunked/3000?pause"); r = c.getresponse(); first = r.read(5)
       d = http.client.HTTPConnection("127.0.0.1", \(server.port))
-      d.request("PROPFIND", "/bytes/300"); d.getresponse().read(); d.close()
+      d.request("M-SEARCH", "/bytes/300"); d.getresponse().read(); d.close()
       assert len(first + r.read()) == 3000
       c.request("POST", "/echo", body=b"x" * 500); c.getresponse().read()
       c.request("GET", "/chunked/2500"); c.getresponse().read()
@@ -327,7 +327,7 @@ struct LightClientTests {
       c.request("GET", "/bytes/10"); c.getresponse().read()
       c.request("PUT", "/echo", body=iter([b"ab", b"cd"]), encode_chunked=True)
       e = http.client.HTTPConnection("127.0.0.1", \(server.port))
-      e.request("PROPFIND", "/bytes/3"); e.getresponse().read(); e.close()
+      e.request("M-SEARCH", "/bytes/3"); e.getresponse().read(); e.close()
       assert c.getresponse().read() == b"abcd"
       c.request("GET", "/bytes/20"); c.getresponse().read()
       c.close()
@@ -551,7 +551,7 @@ struct LightClientTests {
     #expect(closing.records.filter { $0["kind"] as? String == "http" }.map { $0["response_bytes"] as? Int ?? 0 }.last ?? 0 > 300)
     let rare = try Self.expectSameRecords(
       curl + ["https://localhost:\(secure.port)/chunked/3000", "--next"] + curl
-        + ["-X", "PROPFIND", "https://localhost:\(secure.port)/bytes/300"], in: scratch)
+        + ["-X", "M-SEARCH", "https://localhost:\(secure.port)/bytes/300"], in: scratch)
     #expect(rare.monitorLoaded)
     #expect(rare.records.filter { $0["kind"] as? String == "http" }.compactMap { $0["status"] as? Int } == [200, 501])
   }
@@ -594,7 +594,7 @@ struct LightClientTests {
     let plain = try LoopbackServer()
     let taken = try Self.expectSameRecords(
       ["curl", "-s", "--cacert", tls.certificate, "-o", "/dev/null", "\(base)/page.bin", "--next", "-s", "-o",
-       "/dev/null", "-X", "PROPFIND", "http://127.0.0.1:\(plain.port)/bytes/100", "--next", "-s", "--cacert",
+       "/dev/null", "-X", "M-SEARCH", "http://127.0.0.1:\(plain.port)/bytes/100", "--next", "-s", "--cacert",
        tls.certificate, "-o", "/dev/null", "\(base)/big.bin"], in: scratch, alsoVolatile: ["bytes_received"])
     #expect(taken.monitorLoaded)
     let takenStreams = taken.records.filter { $0["kind"] as? String == "http" }

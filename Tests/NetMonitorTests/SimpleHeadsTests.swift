@@ -38,6 +38,10 @@ struct SimpleHeadsTests {
       + "Accept-Language: en-US,en;q=0.9,de;q=0.8\r\nCookie: session=\(String(repeating: "3f9a", count: 40)); theme=dark; "
       + "_ga=GA1.1.1234567890.1700000000; consent=analytics%3Dtrue%26ads%3Dfalse\r\nX-Forwarded-For: 203.0.113.7\r\n"
       + "X-Forwarded-Proto: https\r\nX-Real-IP: 203.0.113.7\r\n\r\n",
+    // Rarer methods: WebDAV's, a cache's, the longest the hooks read
+    "PROPFIND /dav/ HTTP/1.1\r\nHost: dav.test\r\nDepth: 1\r\nContent-Type: application/xml\r\nContent-Length: 4\r\n\r\n<a/>",
+    "PURGE /cache/a?v=2 HTTP/1.1\r\nHost: cache.test\r\n\r\n", "TRACE / HTTP/1.1\r\nHost: h\r\n\r\n",
+    "ABCDEFGHIJKLMNO / HTTP/1.1\r\nHost: h\r\n\r\n",
     // The longest target a record holds whole
     "GET /\(String(repeating: "t", count: 511)) HTTP/1.1\r\nHost: h\r\n\r\n",
   ]
@@ -198,7 +202,10 @@ struct SimpleHeadsTests {
     // the request, which the replay leaves to Swift (ExchangeReplayTests).
     let browser = try #require(Self.request(Array(Self.requests[14].utf8)))
     #expect(browser.length > 1_024 && browser.length < CNM_SIMPLE_HEAD_CAPACITY && browser.connection == CNM_CONNECTION_KEEP_ALIVE)
-    #expect(try #require(Self.request(Array(Self.requests[15].utf8))).target_length == CNM_SIMPLE_TARGET_CAPACITY)
+    #expect(try #require(Self.request(Array(Self.requests[19].utf8))).target_length == CNM_SIMPLE_TARGET_CAPACITY)
+    let propfind = try #require(Self.request(Array(Self.requests[15].utf8)))
+    #expect(propfind.method_length == 8 && propfind.framing.content_length == 4)
+    #expect(try #require(Self.request(Array(Self.requests[18].utf8))).method_length == CNM_SIMPLE_METHOD_CAPACITY)
     let followed = try #require(Self.request(Array("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET".utf8)))
     #expect(followed.length == 27 && followed.framing.content_length == 0 && followed.framing.framed_at == 0)
   }
@@ -207,7 +214,8 @@ struct SimpleHeadsTests {
     "requests the hooks leave to Swift",
     arguments: [
       "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
-      "TRACE / HTTP/1.1\r\nHost: h\r\n\r\n", "get / HTTP/1.1\r\nHost: h\r\n\r\n", "POSTS / HTTP/1.1\r\n\r\n",
+      "get / HTTP/1.1\r\nHost: h\r\n\r\n", "M-SEARCH * HTTP/1.1\r\nHost: h\r\n\r\n", "X_Y / HTTP/1.1\r\n\r\n",
+      "ABCDEFGHIJKLMNOP / HTTP/1.1\r\nHost: h\r\n\r\n", "CONNECT / HTTP/1.1\r\n\r\n", "GET\t/ HTTP/1.1\r\n\r\n",
       "GET / HTTP/1.2\r\nHost: h\r\n\r\n", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", "GET / HTTP/1.\r\n\r\n",
       "POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx",
       "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", "PUT / HTTP/1.1\r\nContent-Length: +1\r\n\r\nx",

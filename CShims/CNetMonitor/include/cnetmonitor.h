@@ -368,9 +368,9 @@ enum {
 #define CNM_REPLAY_INTERIM "HTTP/1.1 100 Continue\r\n\r\n"
 #define CNM_REPLAY_INTERIM_LENGTH 25
 /* The template: a record's first line, its connection's identity (or, for a connection's first
- * exchange, its setup and identity), then its request head: its scalars, and its text (a method
- * of at most 7 bytes, a target, a Host). */
-enum { CNM_REPLAY_TEXT_CAPACITY = 8 + CNM_SIMPLE_TARGET_CAPACITY + CNM_SIMPLE_HOST_CAPACITY };
+ * exchange, its setup and identity), then its request head: its scalars, and its text (a method,
+ * a target, a Host; 1 byte more, as its method is copied in one 16-byte move). */
+enum { CNM_REPLAY_TEXT_CAPACITY = 1 + CNM_SIMPLE_METHOD_CAPACITY + CNM_SIMPLE_TARGET_CAPACITY + CNM_SIMPLE_HOST_CAPACITY };
 #define CNM_REPLAY_RECORD_BYTES (64 + 256 + CNM_REPLAY_TEXT_CAPACITY)
 
 typedef struct cnm_replay_template {

@@ -14,6 +14,7 @@
 /* The longest head the hooks read: a browser's request, its cookies or a proxy's X-Forwarded-*
  * lines included, is often over 512 bytes. */
 #define CNM_SIMPLE_HEAD_CAPACITY 2048
+#define CNM_SIMPLE_METHOD_CAPACITY 15  /* the longest method (HTTPHead.methodCapacity: 16) */
 #define CNM_SIMPLE_TARGET_CAPACITY 512 /* the longest target (HTTPHead.targetCapacity: not truncated) */
 #define CNM_SIMPLE_HOST_CAPACITY 256   /* the longest Host value (HTTPHead.hostCapacity) */
 
@@ -30,8 +31,7 @@ typedef struct cnm_simple_framing {
 } cnm_simple_framing;
 
 /* A simple request head: `METHOD target HTTP/1.1` or `HTTP/1.0` (ApacheBench's, `curl --http1.0`;
- * GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS:
- * not CONNECT, whose answer starts a tunnel, nor the rarer methods; a target of at most
+ * a method of capital letters, not CONNECT, whose answer starts a tunnel; a target of at most
  * CNM_SIMPLE_TARGET_CAPACITY bytes, which a record holds whole), then header lines,
  * none of them a Transfer-Encoding but one `chunked`, a second Content-Length (or one beside a
  * Transfer-Encoding), a Connection other than keep-alive or close, or a second Connection. Its
