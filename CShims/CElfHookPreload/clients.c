@@ -12,7 +12,7 @@
  * exchange too. The connection's record is written here, at its close. The records are the
  * monitor's, field for field (LightClientTests compares them).
  *
- * What the replay refuses (CONNECT or a rarer method, a 1xx answer but a bare 100 Continue, TLS
+ * What the replay refuses (CONNECT or a method with - or _, a 1xx answer but a bare 100 Continue, TLS
  * bytes outside a session tls_clients.c paired, a call on another thread) it hands to "Swift":
  * here, a callback that notes it. Once the call is accounted for, the monitor is loaded, takes
  * every connection tracked here over where it is (its replay stopped: Swift parses what the

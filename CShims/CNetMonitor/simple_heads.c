@@ -1,14 +1,15 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (cnm_simple_heads.h):
- * an HTTP/1.1 or 1.0 request of a common method, without a body or with one its Content-Length frames,
- * and a final response with at most one Content-Length or a `Transfer-Encoding: chunked` (which
+ * an HTTP/1.1 or 1.0 request of any method but CONNECT, without a body or with one its
+ * Content-Length or chunked coding frames, and a final response with at most one Content-Length or a `Transfer-Encoding: chunked` (which
  * frames its body, unless it answers HEAD or is a 204 or 304: exchange_replay.c decides).
  *
  * Both parsers accept a strict subset of what the Swift parser (HTTPStreamParser) reads, and
  * only heads it reads to the same record fields: CRLF line ends, header names of letters, digits
- * and `-`, values of field text, no obsolete line folding. Anything else (another method or
- * request version than 1.1 and 1.0, a request's Transfer-Encoding or a response's but `chunked`, a Content-Length that is not one number, a Connection that
- * is not `keep-alive` or `close` alone (`upgrade` changes what follows on the connection), a 1xx
- * response, a head longer than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
+ * and `-`, values of field text, no obsolete line folding. Anything else (CONNECT, a method with
+ * `-` or `_`, a request version but 1.1 and 1.0, a target over 512 bytes, a Transfer-Encoding but
+ * `chunked`, a Content-Length that is not one number, a Connection that is not `keep-alive` or
+ * `close` alone (`upgrade` changes what follows on the connection), a 1xx response, a head longer
+ * than CNM_SIMPLE_HEAD_CAPACITY) is refused, and the Swift path parses
  * the call as before. Refusing is always safe; accepting what Swift would read otherwise is not,
  * so every doubt refuses.
  *

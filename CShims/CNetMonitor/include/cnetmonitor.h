@@ -325,7 +325,7 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
                               int vector_count, ssize_t result);
 
 /* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
- * Most exchanges on a keep-alive connection are simple: a request of a common method, without a
+ * Most exchanges on a keep-alive connection are simple: a request of any method but CONNECT, without a
  * body or with one of known length, answered by a head and a body of known length or chunked, or
  * none (or, the connection's last, one that runs to the close). Once the Swift
  * path has recorded an exchange on such a connection (not its first), with nothing under way after

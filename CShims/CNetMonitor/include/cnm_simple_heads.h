@@ -1,6 +1,7 @@
 /* The two HTTP/1.x heads the hooks record an exchange from by themselves (simple_heads.c; what
- * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 or 1.0 request of a common method
- * with no body or one framed by its Content-Length, and an HTTP/1.1 or 1.0 final response with no
+ * they do with them: "simple exchanges" in cnetmonitor.h): an HTTP/1.1 or 1.0 request of any
+ * method but CONNECT with no body or one framed by its Content-Length or chunked coding, and an
+ * HTTP/1.1 or 1.0 final response with no
  * body or one framed by its Content-Length or chunked coding. Each is read whole (a
  * connection's first), or after the last one read on its connection, of which only the lines that
  * differ. Nothing here allocates, locks or touches errno. */
