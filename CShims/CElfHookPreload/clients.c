@@ -259,7 +259,7 @@ static bool close_tracked(int fd, bool is_open) {
   cnm_replay_end_at_close(&connection->head);
   uint64_t state = __atomic_load_n(&connection->head.replay_state, __ATOMIC_ACQUIRE);
   uint64_t phase = state & CNM_REPLAY_PHASE;
-  if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING) return false;
+  if (phase == CNM_REPLAY_REQUESTED || phase == CNM_REPLAY_RESPONDING || (state & CNM_REPLAY_PARTIAL)) return false;
   uint64_t streams = elfhook_h2_client_finish(connection);
   if (connection->core.phase == CNM_PHASE_CONNECTING) settle_unchecked(fd, connection, is_open);
   record_connection(connection, streams);

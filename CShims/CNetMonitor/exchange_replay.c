@@ -195,12 +195,12 @@ static void record(cnm_connection_head *head, uint64_t start, uint64_t first_byt
 }
 
 /* Moves the replay from phase `state` to `phase` with `interims` (CNM_REPLAY_INTERIMS' bits: the
- * interim answers of the exchange under way; 0 once it ended), replays counted: + `done`; false
- * when another thread stopped it meanwhile. */
+ * interim answers of the exchange under way; 0 once it ended) and no head begun, replays counted:
+ * + `done`; false when another thread stopped it meanwhile. */
 static inline bool advance(cnm_connection_head *head, uint64_t state, uint64_t phase, uint64_t interims,
                            uint64_t done) {
-  uint64_t next = (state & ~(uint64_t)(CNM_REPLAY_PHASE | CNM_REPLAY_INTERIMS)) + (done << CNM_REPLAY_COUNT_SHIFT) +
-                  interims + phase;
+  uint64_t next = (state & ~(uint64_t)(CNM_REPLAY_PHASE | CNM_REPLAY_INTERIMS | CNM_REPLAY_PARTIAL)) +
+                  (done << CNM_REPLAY_COUNT_SHIFT) + interims + phase;
   return __atomic_compare_exchange_n(&head->replay_state, &state, next, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
@@ -219,10 +219,57 @@ static bool take_chunked_request_body(cnm_connection_head *head, const void *buf
   return true;
 }
 
-/* The request: a simple head at the start of this call (the last one again, or read now), then
- * its body, in this call and any that follow, only counted, as the parser counts a body of known
- * length, or, when chunked, read for its framing. More than the body (a pipelined request) is
- * Swift's. */
+/* A request whose head ends `skip` bytes into this call: its body from there, in this call and
+ * any that follow, only counted, as the parser counts a body of known length, or, when chunked,
+ * read for its framing; then its response. More than the body (a pipelined request) is Swift's. */
+static bool begin_request(cnm_connection_head *head, uint64_t state, const void *buffer, const struct iovec *vector,
+                          int vector_count, size_t skip, size_t count) {
+  if (head->replay_request.framing.chunked_at) {
+    head->replay_request_chunked = (cnm_chunked_body){0};
+    if (!take_chunked_request_body(head, buffer, vector, vector_count, skip, count)) return false;
+  } else {
+    uint64_t body = count - skip;
+    if (body > head->replay_request.framing.content_length) return false;
+    head->replay_request_body_left = head->replay_request.framing.content_length - body;
+  }
+  return advance(head, state, CNM_REPLAY_REQUESTED, 0, 0);
+}
+
+/* The first part of a request head that goes on in the next calls (nginx reads 1 KiB at a time):
+ * kept in the place of the last head, which the next is then not compared with, from now on. */
+static bool stage_head(cnm_connection_head *head, uint64_t state, const unsigned char *bytes, size_t count) {
+  if (!cnm_simple_request_begins(bytes, count)) return false;
+  memcpy(head->replay_request_bytes, bytes, count);
+  head->replay_request.length = 0;
+  head->replay_request_staged = count;
+  head->replay_start = cnm_monotonic_ns();
+  return __atomic_compare_exchange_n(&head->replay_state, &state, state | CNM_REPLAY_PARTIAL, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED);
+}
+
+/* The next part of a staged request head (`bytes`, the whole call): kept too while the head goes
+ * on; read with the staged part once its blank line came (it began at replay_start), then its
+ * body. A head longer than the hooks read, or not simple, is Swift's. */
+static bool take_rest_of_head(cnm_connection_head *head, uint64_t state, const unsigned char *bytes,
+                              const void *buffer, const struct iovec *vector, int vector_count, size_t count) {
+  unsigned char *staged = head->replay_request_bytes;
+  size_t before = head->replay_request_staged, room = CNM_SIMPLE_HEAD_CAPACITY - before;
+  size_t copied = count < room ? count : room, from = before < 3 ? 0 : before - 3;
+  memcpy(staged + before, bytes, copied);
+  if (!memmem(staged + from, before + copied - from, "\r\n\r\n", 4)) { /* it goes on */
+    if (copied < count) return false;
+    head->replay_request_staged = before + count;
+    return true;
+  }
+  cnm_simple_request parsed;
+  if (!cnm_parse_simple_request(staged, before + copied, &parsed)) return false;
+  head->replay_request = parsed;
+  head->replay.run_length = 0; /* its head is written into the template at its record */
+  return begin_request(head, state, buffer, vector, vector_count, parsed.length - before, count);
+}
+
+/* The request: a simple head at the start of this call (the last one again, or read now, or the
+ * rest of one begun in the calls before), then its body (begin_request). */
 static bool take_request(cnm_connection_head *head, uint64_t state, const void *buffer, const struct iovec *vector,
                          int vector_count, size_t count) {
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) { /* its body's next bytes */
@@ -235,6 +282,7 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   size_t available;
   const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);
   if ((state & CNM_REPLAY_PHASE) != CNM_REPLAY_ARMED || !bytes || available != count) return false;
+  if (state & CNM_REPLAY_PARTIAL) return take_rest_of_head(head, state, bytes, buffer, vector, vector_count, count);
   /* The last head again is compared only where it can be: a call of its length, or longer when a
    * body follows it (a GET's call of another length, every call of varied traffic, is not). */
   size_t length = head->replay_request.length;
@@ -242,20 +290,13 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   bool same = length && (count == length || (count > length && has_body)) &&
               memcmp(bytes, head->replay_request_bytes, length) == 0;
   if (!same) {
-    if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes)) return false;
+    if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes))
+      return stage_head(head, state, bytes, count);
     head->replay.run_length = 0; /* its head is written into the template at its record */
     length = head->replay_request.length;
   }
-  if (head->replay_request.framing.chunked_at) {
-    head->replay_request_chunked = (cnm_chunked_body){0};
-    if (!take_chunked_request_body(head, buffer, vector, vector_count, length, count)) return false;
-  } else {
-    uint64_t body = count - length;
-    if (body > head->replay_request.framing.content_length) return false;
-    head->replay_request_body_left = head->replay_request.framing.content_length - body;
-  }
   head->replay_start = cnm_monotonic_ns();
-  return advance(head, state, CNM_REPLAY_REQUESTED, 0, 0);
+  return begin_request(head, state, buffer, vector, vector_count, length, count);
 }
 
 /* Its response: interim answers (a 100 Continue, perhaps before the request's body) at the start

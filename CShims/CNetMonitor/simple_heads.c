@@ -344,6 +344,11 @@ static inline cnm_simple_request request_line_fields(uint8_t method, size_t line
       .method_length = method, .target_length = (uint16_t)(line - method - 1 - 11), .minor_version = minor};
 }
 
+bool cnm_simple_request_begins(const unsigned char *bytes, size_t count) {
+  return count >= 8 && count < CNM_SIMPLE_HEAD_CAPACITY && method_and_space(bytes, count) &&
+         !memmem(bytes, count, "\r\n\r\n", 4);
+}
+
 bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *request) {
   size_t count = available < CNM_SIMPLE_HEAD_CAPACITY ? available : CNM_SIMPLE_HEAD_CAPACITY;
   uint8_t method, minor;

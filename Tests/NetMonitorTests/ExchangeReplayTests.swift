@@ -243,6 +243,9 @@ private struct ScriptedExchange {
   /// Interim answers the server writes once it read the request's first piece, which the client
   /// reads before it writes the others (`Expect: 100-continue`), a pause later.
   let interims: [String]
+  /// Whether the server reads each piece before the client writes the next, a pause later (a
+  /// head in pieces, as nginx reads one of over 1 KiB).
+  let piecewise: Bool
   let responsePieces: [String]
   /// Whether the hooks record it (both heads simple), once the replay is armed.
   let simple: Bool
@@ -251,9 +254,10 @@ private struct ScriptedExchange {
     self.init(requestPieces: [request], responsePieces, simple: simple)
   }
 
-  init(requestPieces: [String], interims: [String] = [], _ responsePieces: [String], simple: Bool) {
+  init(requestPieces: [String], interims: [String] = [], piecewise: Bool = false, _ responsePieces: [String], simple: Bool) {
     self.requestPieces = requestPieces
     self.interims = interims
+    self.piecewise = piecewise
     self.responsePieces = responsePieces
     self.simple = simple
   }
@@ -348,6 +352,24 @@ struct SimpleExchangeTests {
         interims: [Self.interim], ["HTTP/1.1 200 OK\r\nX_Odd: 1\r\nContent-Length: 2\r\n\r\nok"], simple: false),
       ScriptedExchange("DELETE /v/1 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 0\r\n\r\n",
                        "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngone", simple: true),
+      // Request heads in pieces, each read before the next is sent: cut in a line, in the blank
+      // line (the body in the same piece), in three with the body after; one whose rest is not
+      // simple, and one longer than the hooks read.
+      ScriptedExchange(
+        requestPieces: ["GET /split/1 HTTP/1.1\r\nHost: svc.test\r\nX-Long: \(String(repeating: "x", count: 300))",
+                        "\r\nAccept: */*\r\n\r\n"], piecewise: true, [ok5 + "split"], simple: true),
+      ScriptedExchange(
+        requestPieces: ["PUT /split/2 HTTP/1.1\r\nHost: svc.test\r\nContent-Length: 5\r\n\r", "\nhello"], piecewise: true,
+        ["HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"], simple: true),
+      ScriptedExchange(
+        requestPieces: ["POST /split/3 HTTP/1.1\r\n", "Host: svc.test\r\nContent-Length: 11\r\n", "\r\nhello", " world"],
+        piecewise: true, [ok5 + "three"], simple: true),
+      ScriptedExchange(
+        requestPieces: ["GET /split/4 HTTP/1.1\r\nHost: svc.test\r\n", "X_Odd: 1\r\n\r\n"], piecewise: true, [ok5 + "odd!!"],
+        simple: false),
+      ScriptedExchange(
+        requestPieces: ["GET /split/5 HTTP/1.1\r\nX-A: \(String(repeating: "a", count: 1500))",
+                        "\(String(repeating: "b", count: 1000))\r\n\r\n"], piecewise: true, [ok5 + "long!"], simple: false),
       // Rarer methods: WebDAV's with a body, a cache's, one of four letters that is not HEAD (its
       // answer has a body), and one with a `-` (the Swift parser's alone).
       ScriptedExchange(
@@ -406,10 +428,14 @@ struct SimpleExchangeTests {
           }
         }
         let rest = exchange.requestPieces.dropFirst(head.count)
-        workers[turns.0].run {
-          for piece in rest { _ = try? Sockets.sendAll(client, piece) }
+        let writes = exchange.piecewise ? rest.map({ [$0] }) : [Array(rest)]
+        for (number, piece) in writes.enumerated() {
+          workers[turns.0].run {
+            if exchange.piecewise && number > 0 { usleep(Self.interimPause) }
+            for part in piece { _ = try? Sockets.sendAll(client, part) }
+          }
+          workers[turns.1].run { Self.read(server, exactly: piece.joined().utf8.count) }
         }
-        workers[turns.1].run { Self.read(server, exactly: rest.joined().utf8.count) }
         workers[turns.2].run {
           for piece in exchange.responsePieces { _ = try? Sockets.sendAll(server, piece) }
         }
@@ -493,13 +519,21 @@ struct SimpleExchangeTests {
     #expect(
       swift.client.map(\.status) == [
         200, 404, 200, 500, 200, 201, 200, 200, 200, 200, 200, 204, 200, 200, 200, 200, 304, 200, 200, 200, 200, 200, 201, 200,
-        200, 200, 207, 200, 200, 200, 200, 201, 200, 200, 200,
+        200, 200, 200, 201, 200, 200, 200, 207, 200, 200, 200, 200, 201, 200, 200, 200,
       ])
     #expect(swift.server.map(\.httpProtocol).filter { $0 == .http10 }.count == 1)
     #expect(
       swift.server.map(\.method).filter { $0 != "GET" } == [
-        "POST", "HEAD", "PUT", "POST", "PUT", "PUT", "POST", "DELETE", "PROPFIND", "PURGE", "HOLD", "M-SEARCH", "PUT",
+        "POST", "HEAD", "PUT", "POST", "PUT", "PUT", "POST", "DELETE", "PUT", "POST", "PROPFIND", "PURGE", "HOLD", "M-SEARCH",
+        "PUT",
       ])
+    // A head in pieces begins with its first: its exchange lasts at least the pauses between them.
+    for (index, exchange) in Self.script.enumerated() where exchange.piecewise {
+      for record in [swift.client[index], swift.server[index], hooks.client[index], hooks.server[index]] {
+        let pauses = Double(Self.interimPause) / 1000 * Double(exchange.requestPieces.count - 1)
+        #expect(record.durationMs > pauses * 0.9, "exchange \(index): \(record)")
+      }
+    }
     // An exchange with an interim answer: its first byte is the interim's, before the client's
     // pause, on either path.
     for (index, exchange) in Self.script.enumerated() where !exchange.interims.isEmpty {
@@ -510,7 +544,7 @@ struct SimpleExchangeTests {
     }
   }
 
-  @Test("nginx serving varied requests over HTTP and HTTPS while monitored: each record is what curl sent and got")
+  @Test("nginx serving varied requests over HTTP and HTTPS while monitored, heads over 1 KiB among them: each record is what curl sent and got")
   func nginxOverTLSAndPlain() throws {
     let (elfhook, _) = try InjectionTests.products()
     let scratch = try TemporaryDirectory("injection")
@@ -524,8 +558,11 @@ struct SimpleExchangeTests {
     var sent: [String: [(target: String, status: Int, request: UInt64, response: UInt64)]] = [:]
     for (scheme, port) in [("http", server.port), ("https", server.tlsPort)] {
       let targets = (0..<30).map { "/v\($0 * 5 % 12).bin?page=\($0)&sort=\(String(repeating: "a", count: $0))" }
+      // Every third request carries a cookie that makes its head over 1 KiB, which nginx reads
+      // in two calls (its first buffer is 1 KiB).
       let config = targets.enumerated().map { index, target in
         "url = \"\(scheme)://localhost:\(port)\(target)\"\nheader = \"X-Request-Id: r-\(index * 7919)\"\n"
+          + (index % 3 == 0 ? "header = \"Cookie: session=\(String(repeating: "c", count: 1000 + index))\"\n" : "")
           + "http1.1\ncacert = \"\(tls.certificate)\"\noutput = \"/dev/null\"\nwrite-out = \"%{response_code} %{size_request} %{size_header} %{size_download}\\\\n\"\n"
       }.joined(separator: "next\n")
       let file = scratch.file("\(scheme).curl")

@@ -343,8 +343,9 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
  * it recorded, a request it took whose response it could not, and a response it was sending or
  * receiving, which Swift then parses from the copies as of when they moved.
  *
- * `state` is the only word two threads write: the replays done << 6, the interim answers the
- * exchange under way had, the parts stopped halfway that Swift has yet to parse, and the phase.
+ * `state` is the only word two threads write: the replays done << 7, a request head begun, the
+ * interim answers the exchange under way had, the parts stopped halfway that Swift has yet to
+ * parse, and the phase.
  * The owner is the thread that moved the whole last exchange; no other thread replays. */
 enum {
   CNM_REPLAY_PHASE = 3,      /* the phase's bits: */
@@ -359,7 +360,11 @@ enum {
    * pending with its response's part until Swift parses them. */
   CNM_REPLAY_INTERIMS = 0x30,
   CNM_REPLAY_INTERIM_ONE = 0x10,
-  CNM_REPLAY_COUNT_SHIFT = 6,
+  /* ARMED, the hooks hold the first replay_request_staged bytes of a request head that goes on in
+   * the next call (nginx reads 1 KiB at a time), which moved at replay_start; once the replay
+   * stopped, pending until Swift parses them. */
+  CNM_REPLAY_PARTIAL = 0x40,
+  CNM_REPLAY_COUNT_SHIFT = 7,
 };
 /* The one interim answer the hooks take: what servers send a client whose request said `Expect:
  * 100-continue` (curl uploading with -T, or a body over 1 MiB) before it sends the body. The
@@ -464,6 +469,7 @@ typedef struct cnm_connection_head {
    * it ended), and where its chunked body is. */
   uint64_t replay_request_body_left;
   cnm_chunked_body replay_request_chunked;
+  uint64_t replay_request_staged; /* CNM_REPLAY_PARTIAL: the head's first bytes, in replay_request_bytes */
   cnm_replay_template replay;
   /* The last heads the hooks read, each field with its bytes: those of the exchange under way,
    * and what the next is compared with. */
@@ -479,8 +485,8 @@ static inline void cnm_count_bytes(cnm_connection_head *head, bool received, uin
 }
 
 /* Stops the replay: it goes OFF, with what it took of the exchange under way pending (a request
- * when REQUESTED; the request and the response when RESPONDING; the interim answers, whose bits
- * stay as they were). Returns the state after. */
+ * when REQUESTED; the request and the response when RESPONDING; the interim answers and a head
+ * begun, whose bits stay as they were). Returns the state after. */
 static inline uint64_t cnm_replay_stop(cnm_connection_head *head) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
   for (;;) {
@@ -505,7 +511,7 @@ static inline void cnm_inherit_connection(cnm_connection_head *head) {
 }
 
 /* Takes the parts a stopped replay left pending among `parts` (CNM_REPLAY_REQUEST_PENDING,
- * _RESPONSE_PENDING, _INTERIMS): returns their bits, nonzero for the one caller that gets them,
+ * _RESPONSE_PENDING, _INTERIMS, _PARTIAL): returns their bits, nonzero for the one caller that gets them,
  * which must have Swift parse them. */
 static inline uint64_t cnm_replay_claim(cnm_connection_head *head, uint64_t parts) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);

@@ -68,6 +68,9 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_
     __attribute__((visibility("hidden")));
 bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
     __attribute__((visibility("hidden")));
+/* Whether the `count` bytes at `bytes` may begin a simple request head that goes on after them:
+ * a method these parsers read and its space, no blank line, fewer than CNM_SIMPLE_HEAD_CAPACITY. */
+bool cnm_simple_request_begins(const unsigned char *bytes, size_t count) __attribute__((visibility("hidden")));
 /* Reads the request head at the start of the `available` bytes at `bytes` as
  * cnm_parse_simple_request does, and makes it the last one read on the connection (`last`, its
  * bytes at `last_bytes`, CNM_SIMPLE_HEAD_CAPACITY of them; `last->length` 0: none yet). Of its

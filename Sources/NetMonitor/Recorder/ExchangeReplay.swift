@@ -29,7 +29,8 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Takes over from the replay before a call's bytes are parsed: stops it, counts the exchanges it
   /// recorded into the counters of the direction the bytes go (`requests`, `responses`, or both at
   /// close), and has what it took of an exchange it could not finish parsed, as of when it moved:
-  /// a request whose response was not simple, the interim answers it took before a response, a
+  /// the first part of a request head whose rest was not taken, a request whose response was not
+  /// simple, the interim answers it took before a response, a
   /// response it stopped taking halfway (its head and
   /// the body bytes it counted, or where it was in a chunked body), from the copies the hooks
   /// made of their heads (and a request's body bytes it counted, or where it was in its chunked
@@ -46,6 +47,12 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     if requests || owner {
       pointee.requestsBegun &+= replays &- pointee.replay.requestsTaken
       pointee.replay.requestsTaken = replays
+      if state & UInt64(CNM_REPLAY_PARTIAL) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_PARTIAL)) != 0 {
+        // The first part of a request head, kept until its blank line would come.
+        let staged = UnsafeRawBufferPointer(
+          start: head.pointer(to: \.replay_request_bytes), count: Int(head.pointee.replay_request_staged))
+        requestBytes(staged, now: head.pointee.replay_start, context: context)
+      }
       if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) != 0 {
         let request = head.pointee.replay_request
         let start = head.pointee.replay_start
@@ -149,7 +156,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       pointee.replay.requestThread == thread, pointee.replay.responseThread == thread
     else { return }
     let state = cnm_load_u64(context.head.pointer(to: \.replay_state)!)
-    let pending = CNM_REPLAY_REQUEST_PENDING | CNM_REPLAY_RESPONSE_PENDING | CNM_REPLAY_INTERIMS
+    let pending = CNM_REPLAY_REQUEST_PENDING | CNM_REPLAY_RESPONSE_PENDING | CNM_REPLAY_INTERIMS | CNM_REPLAY_PARTIAL
     guard state & UInt64(CNM_REPLAY_PHASE | pending) == UInt64(CNM_REPLAY_OFF) else { return }
     context.head.pointee.replay.unix_offset =
       context.core.pointee.startUnixNanoseconds &- context.core.pointee.startNanoseconds
