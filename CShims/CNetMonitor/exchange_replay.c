@@ -236,11 +236,10 @@ static bool begin_request(cnm_connection_head *head, uint64_t state, const void 
 }
 
 /* The first part of a request head that goes on in the next calls (nginx reads 1 KiB at a time):
- * kept in the place of the last head, which the next is then not compared with, from now on. */
+ * kept until its blank line comes. */
 static bool stage_head(cnm_connection_head *head, uint64_t state, const unsigned char *bytes, size_t count) {
   if (!cnm_simple_request_begins(bytes, count)) return false;
-  memcpy(head->replay_request_bytes, bytes, count);
-  head->replay_request.length = 0;
+  memcpy(head->replay_request_staging, bytes, count);
   head->replay_request_staged = count;
   head->replay_start = cnm_monotonic_ns();
   return __atomic_compare_exchange_n(&head->replay_state, &state, state | CNM_REPLAY_PARTIAL, false, __ATOMIC_ACQ_REL,
@@ -248,24 +247,24 @@ static bool stage_head(cnm_connection_head *head, uint64_t state, const unsigned
 }
 
 /* The next part of a staged request head (`bytes`, the whole call): kept too while the head goes
- * on; read with the staged part once its blank line came (it began at replay_start), then its
- * body. A head longer than the hooks read, or not simple, is Swift's. */
+ * on; read with the staged part once its blank line came (beside the last head, as a head in one
+ * call is; it began at replay_start), then its body. A head longer than the hooks read, or not
+ * simple, is Swift's. */
 static bool take_rest_of_head(cnm_connection_head *head, uint64_t state, const unsigned char *bytes,
                               const void *buffer, const struct iovec *vector, int vector_count, size_t count) {
-  unsigned char *staged = head->replay_request_bytes;
+  unsigned char *staged = head->replay_request_staging;
   size_t before = head->replay_request_staged, room = CNM_SIMPLE_HEAD_CAPACITY - before;
-  size_t copied = count < room ? count : room, from = before < 3 ? 0 : before - 3;
+  size_t copied = count < room ? count : room;
   memcpy(staged + before, bytes, copied);
-  if (!memmem(staged + from, before + copied - from, "\r\n\r\n", 4)) { /* it goes on */
+  if (!cnm_simple_head_ends(staged, before, before + copied)) { /* it goes on */
     if (copied < count) return false;
     head->replay_request_staged = before + count;
     return true;
   }
-  cnm_simple_request parsed;
-  if (!cnm_parse_simple_request(staged, before + copied, &parsed)) return false;
-  head->replay_request = parsed;
+  if (!cnm_read_simple_request(staged, before + copied, &head->replay_request, head->replay_request_bytes))
+    return false;
   head->replay.run_length = 0; /* its head is written into the template at its record */
-  return begin_request(head, state, buffer, vector, vector_count, parsed.length - before, count);
+  return begin_request(head, state, buffer, vector, vector_count, head->replay_request.length - before, count);
 }
 
 /* The request: a simple head at the start of this call (the last one again, or read now, or the

@@ -344,9 +344,16 @@ static inline cnm_simple_request request_line_fields(uint8_t method, size_t line
       .method_length = method, .target_length = (uint16_t)(line - method - 1 - 11), .minor_version = minor};
 }
 
+bool cnm_simple_head_ends(const unsigned char *bytes, size_t from, size_t count) {
+  /* Each LF (libc's memchr: a line a call), and the three bytes before it. */
+  for (const unsigned char *at = bytes + from, *end = bytes + count; (at = memchr(at, '\n', (size_t)(end - at))); at++)
+    if (at - bytes >= 3 && at[-1] == '\r' && at[-2] == '\n' && at[-3] == '\r') return true;
+  return false;
+}
+
 bool cnm_simple_request_begins(const unsigned char *bytes, size_t count) {
   return count >= 8 && count < CNM_SIMPLE_HEAD_CAPACITY && method_and_space(bytes, count) &&
-         !memmem(bytes, count, "\r\n\r\n", 4);
+         !cnm_simple_head_ends(bytes, 0, count);
 }
 
 bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_simple_request *request) {

@@ -361,8 +361,8 @@ enum {
   CNM_REPLAY_INTERIMS = 0x30,
   CNM_REPLAY_INTERIM_ONE = 0x10,
   /* ARMED, the hooks hold the first replay_request_staged bytes of a request head that goes on in
-   * the next call (nginx reads 1 KiB at a time), which moved at replay_start; once the replay
-   * stopped, pending until Swift parses them. */
+   * the next call (nginx reads 1 KiB at a time) in replay_request_staging, which moved at
+   * replay_start; once the replay stopped, pending until Swift parses them. */
   CNM_REPLAY_PARTIAL = 0x40,
   CNM_REPLAY_COUNT_SHIFT = 7,
 };
@@ -469,7 +469,6 @@ typedef struct cnm_connection_head {
    * it ended), and where its chunked body is. */
   uint64_t replay_request_body_left;
   cnm_chunked_body replay_request_chunked;
-  uint64_t replay_request_staged; /* CNM_REPLAY_PARTIAL: the head's first bytes, in replay_request_bytes */
   cnm_replay_template replay;
   /* The last heads the hooks read, each field with its bytes: those of the exchange under way,
    * and what the next is compared with. */
@@ -477,6 +476,11 @@ typedef struct cnm_connection_head {
   cnm_simple_response replay_response;
   unsigned char replay_request_bytes[CNM_SIMPLE_HEAD_CAPACITY];
   unsigned char replay_response_bytes[CNM_SIMPLE_HEAD_CAPACITY];
+  /* A request head begun (CNM_REPLAY_PARTIAL), its first replay_request_staged bytes, until its
+   * blank line comes: then read beside the last one, whose lines it mostly repeats. Past the
+   * lines an exchange touches (ExchangeLines.swift). */
+  uint64_t replay_request_staged;
+  unsigned char replay_request_staging[CNM_SIMPLE_HEAD_CAPACITY];
 } cnm_connection_head;
 
 /* Counts `count` socket bytes the connection `head` received or sent. */

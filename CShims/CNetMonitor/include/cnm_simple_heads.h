@@ -68,6 +68,9 @@ bool cnm_parse_simple_request(const unsigned char *bytes, size_t available, cnm_
     __attribute__((visibility("hidden")));
 bool cnm_parse_simple_response(const unsigned char *bytes, size_t available, cnm_simple_response *response)
     __attribute__((visibility("hidden")));
+/* Whether a blank line (CRLF CRLF) that ends a head ends in the `count` bytes at `bytes` after
+ * their first `from` (it may begin in those). */
+bool cnm_simple_head_ends(const unsigned char *bytes, size_t from, size_t count) __attribute__((visibility("hidden")));
 /* Whether the `count` bytes at `bytes` may begin a simple request head that goes on after them:
  * a method these parsers read and its space, no blank line, fewer than CNM_SIMPLE_HEAD_CAPACITY. */
 bool cnm_simple_request_begins(const unsigned char *bytes, size_t count) __attribute__((visibility("hidden")));

@@ -50,7 +50,7 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
       if state & UInt64(CNM_REPLAY_PARTIAL) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_PARTIAL)) != 0 {
         // The first part of a request head, kept until its blank line would come.
         let staged = UnsafeRawBufferPointer(
-          start: head.pointer(to: \.replay_request_bytes), count: Int(head.pointee.replay_request_staged))
+          start: head.pointer(to: \.replay_request_staging), count: Int(head.pointee.replay_request_staged))
         requestBytes(staged, now: head.pointee.replay_start, context: context)
       }
       if state & UInt64(CNM_REPLAY_REQUEST_PENDING) != 0, cnm_replay_claim(head, UInt64(CNM_REPLAY_REQUEST_PENDING)) != 0 {
