@@ -235,10 +235,9 @@ static bool begin_request(cnm_connection_head *head, uint64_t state, const void 
   return advance(head, state, CNM_REPLAY_REQUESTED, 0, 0);
 }
 
-/* The first part of a request head that goes on in the next calls (nginx reads 1 KiB at a time):
+/* The first part of a request head that goes on in the next calls (cnm_simple_request_begins):
  * kept until its blank line comes. */
 static bool stage_head(cnm_connection_head *head, uint64_t state, const unsigned char *bytes, size_t count) {
-  if (!cnm_simple_request_begins(bytes, count)) return false;
   memcpy(head->replay_request_staging, bytes, count);
   head->replay_request_staged = count;
   head->replay_start = cnm_monotonic_ns();
@@ -289,8 +288,12 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
   bool same = length && (count == length || (count > length && has_body)) &&
               memcmp(bytes, head->replay_request_bytes, length) == 0;
   if (!same) {
-    if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes))
+    /* A call of 1 KiB or more without a blank line begins a head (nginx reads 1 KiB first): kept,
+     * not read in vain. */
+    if (count >= 1024 && memcmp(bytes + count - 4, "\r\n\r\n", 4) != 0 && cnm_simple_request_begins(bytes, count))
       return stage_head(head, state, bytes, count);
+    if (!cnm_read_simple_request(bytes, count, &head->replay_request, head->replay_request_bytes))
+      return cnm_simple_request_begins(bytes, count) && stage_head(head, state, bytes, count);
     head->replay.run_length = 0; /* its head is written into the template at its record */
     length = head->replay_request.length;
   }
