@@ -321,7 +321,7 @@ static bool take_response(cnm_connection_head *head, uint64_t state, const void 
       interims += CNM_REPLAY_INTERIM_ONE;
       skip += CNM_REPLAY_INTERIM_LENGTH;
     }
-    if (skip == count) { /* interim answers alone */
+    if (skip && skip == count) { /* interim answers alone */
       if (!(state & CNM_REPLAY_INTERIMS)) head->replay_first_byte = cnm_monotonic_ns();
       return advance(head, state, CNM_REPLAY_REQUESTED, interims, 0);
     }

@@ -325,21 +325,22 @@ void cnm_account_tracked_call(int fd, bool received, const void *buffer, const s
                               int vector_count, ssize_t result);
 
 /* ---- simple exchanges, recorded by the hooks alone (exchange_replay.c, simple_heads.c) ---------
- * Most exchanges on a keep-alive connection are simple: a request of any method but CONNECT, without a
- * body or with one of known length, answered by a head and a body of known length or chunked, or
- * none (or, the connection's last, one that runs to the close). Once the Swift
- * path has recorded an exchange on such a connection (not its first), with nothing under way after
- * it, it arms the connection's replay: a template of the record it wrote, of which the hooks reuse
- * the connection's part. The hooks then record each simple exchange themselves: the request head
- * at the start of a call and its body in that call and any that follow, then (after any 100
- * Continue) the response head at the start of a call and its body likewise, whatever they carry (sendfile too), to their lengths. A head that repeats the one before (a poller, a load
- * generator, a server's answers within one second) costs a compare; another is read by the small
- * parsers of simple_heads.c (a strict subset of the Swift parser's rules) and copied into the
- * entry. Then two clock reads, and the record written into a slot from the template, the request
- * head's fields and the response's status and length. Anything else (a head these parsers
- * refuse, an answer before the request's body ended but a 100 Continue, another thread, an SSL call) goes to the
- * Swift path as before, which first stops the replay and takes over what it did
- * (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges
+ * Most exchanges on a keep-alive connection are simple: a request of any method but CONNECT,
+ * without a body or with one of known length or chunked, answered by a head and a body of known
+ * length or chunked, or none (or, the connection's last, one that runs to the close). Once the
+ * Swift path has recorded an exchange on such a connection (not its first), with nothing under
+ * way after it, it arms the connection's replay: a template of the record it wrote, of which the
+ * hooks reuse the connection's part. The hooks then record each simple exchange themselves: the
+ * request head at the start of a call (or in pieces, in the calls that follow) and its body in
+ * that call and any that follow, then (after any 100 Continue) the response head at the start of
+ * a call and its body likewise, whatever they carry (sendfile too), to their lengths. A head that
+ * repeats the one before (a poller, a load generator, a server's answers within one second)
+ * costs a compare; another is read by the small parsers of simple_heads.c (a strict subset of the
+ * Swift parser's rules) and copied into the entry. Then two clock reads, and the record written
+ * into a slot from the template, the request head's fields and the response's status and length.
+ * Anything else (a head these parsers refuse, an answer before the request's body ended but a 100
+ * Continue, another thread, an SSL call) goes to the Swift path as before, which first stops the
+ * replay and takes over what it did (`takeOverFromReplay`, ExchangeReplay.swift): the exchanges
  * it recorded, a request it took whose response it could not, and a response it was sending or
  * receiving, which Swift then parses from the copies as of when they moved.
  *
@@ -515,8 +516,8 @@ static inline void cnm_inherit_connection(cnm_connection_head *head) {
 }
 
 /* Takes the parts a stopped replay left pending among `parts` (CNM_REPLAY_REQUEST_PENDING,
- * _RESPONSE_PENDING, _INTERIMS, _PARTIAL): returns their bits, nonzero for the one caller that gets them,
- * which must have Swift parse them. */
+ * _RESPONSE_PENDING, _INTERIMS, _PARTIAL): returns their bits, nonzero for the one caller that
+ * gets them, which must have Swift parse them. */
 static inline uint64_t cnm_replay_claim(cnm_connection_head *head, uint64_t parts) {
   uint64_t state = __atomic_load_n(&head->replay_state, __ATOMIC_ACQUIRE);
   while (state & parts) {
