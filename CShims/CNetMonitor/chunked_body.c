@@ -61,7 +61,7 @@ static inline scanned scan(cnm_chunked_body *body, unsigned char byte) {
     if (!body->has_digits) return INVALID;
     body->phase = CNM_CHUNKED_SIZE_END;
   }
-    /* fall through: the byte after the digits */
+    /* fall through - to the byte after the digits */
   case CNM_CHUNKED_SIZE_END:
     if (byte == '\n') break;
     if (byte == ' ' || byte == '\t') return MORE;

@@ -310,7 +310,7 @@ static inline size_t method_and_space(const unsigned char *bytes, size_t count) 
   if (memcmp(bytes, "PUT ", 4) == 0) return 4;
   if (memcmp(bytes, "HEAD ", 5) == 0) return 5;
   size_t length = 0;
-  while (length < CNM_SIMPLE_METHOD_CAPACITY && length < count && bytes[length] - 'A' < 26u) length++;
+  while (length < CNM_SIMPLE_METHOD_CAPACITY && length < count && (unsigned)(bytes[length] - 'A') < 26u) length++;
   if (length == 0 || length == count || bytes[length] != ' ') return 0;
   return length == 7 && memcmp(bytes, "CONNECT", 7) == 0 ? 0 : length + 1;
 }
