@@ -91,6 +91,8 @@ typedef struct eh_image {
 eh_image *eh_image_create(const struct dl_phdr_info *info, const void *engine_address);
 void eh_image_destroy(eh_image *image);
 bool eh_image_contains(const eh_image *image, uintptr_t address);
+/* Whether an image's path, or its base name, matches the fnmatch(3) pattern `pattern`. */
+bool eh_image_path_matches(const char *pattern, const char *path);
 /* True when `address` is a canonical PLT entry of this (non-PIE) executable. */
 bool eh_image_is_canonical_plt(const eh_image *image, uintptr_t address);
 /* The GNU hash of a name (the function DT_GNU_HASH uses), low bit cleared as the table stores it. */

@@ -24,7 +24,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,10 +331,7 @@ void eh_inline_forget_image(const eh_image *image) {
 }
 
 static bool pattern_matches(const char *pattern, const char *path) {
-  if (!pattern) return true;
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  return fnmatch(pattern, path, 0) == 0 || fnmatch(pattern, base, 0) == 0;
+  return !pattern || eh_image_path_matches(pattern, path);
 }
 
 /* Puts the name of `function`, when a symbol starts there, in front of the error text. Only for a

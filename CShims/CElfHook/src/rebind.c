@@ -11,7 +11,6 @@
 #include "engine_private.h"
 
 #include <dlfcn.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,10 +132,8 @@ static int run_guarded_pass(slot_access *accesses, size_t count, bool write) {
 /* ---- which images a handle applies to ------------------------------------------------------------ */
 
 static bool matches_any(char *const *patterns, const char *path) {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
   for (; patterns && *patterns; patterns++)
-    if (fnmatch(*patterns, path, 0) == 0 || fnmatch(*patterns, base, 0) == 0) return true;
+    if (eh_image_path_matches(*patterns, path)) return true;
   return false;
 }
 
