@@ -203,7 +203,7 @@ struct HTTP2Tests {
       return Self.http(try Self.run(command).records).sorted { $0.streamId ?? 0 < $1.streamId ?? 0 }
     }
     let reset = try streams(["/reset"])
-    #expect(reset.count == 1 && reset[0].status == nil && reset[0].responseComplete == nil && reset[0].target == "/reset")
+    #expect(reset.count == 1 && reset[0].status == nil && reset[0].responseComplete == false && reset[0].target == "/reset")
     let padded = try streams(["/padded?size=300"])
     #expect(padded.count == 1 && padded[0].status == 200 && padded[0].responseComplete == true)
     #expect(padded.first.map { $0.responseBytes > 300 + 20 } == true, "padding counts as the stream's frame bytes")
@@ -227,7 +227,7 @@ struct HTTP2Tests {
     let streams = Self.http(records).sorted { $0.streamId ?? 0 < $1.streamId ?? 0 }
     #expect(streams.map(\.target) == ["/goaway", "/after"])
     #expect(streams.map(\.status) == [200, nil] as [Int?])
-    #expect(streams.map(\.responseComplete) == [true, nil] as [Bool?])
+    #expect(streams.map(\.responseComplete) == [true, false] as [Bool?])
     #expect(Self.connections(records).first?.httpExchanges == 2)
   }
 

@@ -32,7 +32,7 @@ public struct HTTPRecordView {
     status = record.pointee.httpStatus == 0 ? nil : Int(record.pointee.httpStatus)
     requestBytes = record.pointee.httpRequestBytes
     responseBytes = record.pointee.httpResponseBytes
-    responseComplete = status == nil ? nil : !record.pointee.httpResponseCutShort
+    responseComplete = record.pointee.httpResponseComplete
     grpcStatus =
       record.pointee.httpProtocol == RawRecord.HTTPVersion.h2 && record.pointee.grpcStatus >= 0
       ? Int(record.pointee.grpcStatus) : nil

@@ -120,7 +120,7 @@ extension UnsafePointer where Pointee == RawRecord {
       status: pointee.httpStatus == 0 ? nil : Int(pointee.httpStatus),
       ttfbMs: firstByte == 0 ? nil : Double(firstByte - 1) / 1_000_000,
       requestBytes: pointee.httpRequestBytes, responseBytes: pointee.httpResponseBytes,
-      responseComplete: pointee.httpStatus == 0 ? nil : !pointee.httpResponseCutShort,
+      responseComplete: pointee.httpResponseComplete,
       reusedConnection: pointee.httpReused, httpProtocol: httpProtocol, streamId: isH2 ? pointee.streamID : nil,
       grpcStatus: grpcStatus, grpcMessage: grpcStatus == nil || pointee.grpcMessage.isEmpty ? nil : pointee.grpcMessage.string,
       role: role, peerAddress: cache.peerText(core.pointee.peer),

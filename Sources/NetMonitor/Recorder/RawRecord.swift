@@ -51,6 +51,14 @@ struct RawRecord {
   var targetIsHuffmanCode = false
   var grpcMessage = FixedText<128>()
 
+  /// `response_complete` (``HTTPRecord/responseComplete``): whether the response ended where its
+  /// framing said. `nil` for an HTTP/1 request that no response answered; `false` for an HTTP/2
+  /// stream that RST_STREAM, a GOAWAY or the close ended before its response's END_STREAM, whether
+  /// or not a response had begun (the stream's reader marks it cut short either way).
+  var httpResponseComplete: Bool? {
+    httpStatus == 0 && !httpResponseCutShort ? nil : !httpResponseCutShort
+  }
+
   enum HTTPVersion {
     /// No request head was read: the version is not known.
     static let unknown: UInt8 = 0

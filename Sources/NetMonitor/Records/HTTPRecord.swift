@@ -52,10 +52,11 @@ public struct HTTPRecord: Sendable, Hashable {
   public var requestBytes: UInt64
   /// Bytes of the response: head and body (`response_bytes`).
   public var responseBytes: UInt64
-  /// Whether the response ended where its framing said (`Content-Length`, the last chunk, or the
-  /// close that delimits it): `false` when the connection closed first (a download cut short);
-  /// `nil` without a response (`response_complete`). Records written before the field read back
-  /// as complete.
+  /// Whether the response ended where its framing said (`Content-Length`, the last chunk, the
+  /// close that delimits it, or HTTP/2's END_STREAM): `false` when the connection closed first (a
+  /// download cut short), and for an HTTP/2 stream that RST_STREAM, a GOAWAY or the close ended
+  /// first, with or without a response; `nil` for an HTTP/1 request no response answered
+  /// (`response_complete`). Records written before the field read back as complete.
   public var responseComplete: Bool?
   /// Whether an earlier exchange had already used this connection (`reused_connection`); for
   /// HTTP/2, whether this is not the connection's first stream.
