@@ -16,13 +16,13 @@ struct RunCommand: ParsableCommand {
       exits, and their records merged, until a SIGINT or SIGTERM ends the wait.
 
       The injected library is small C: it records name lookups, and an HTTP/1.x client's \
-      connections and simple exchanges (a GET, HEAD, POST, PUT… with no body or a Content-Length \
-      one, answered with a Content-Length body or none: curl, wget, \
-      Python's urllib), in plaintext or over OpenSSL or GnuTLS, and an HTTP/2 client's streams \
-      (ALPN h2, or prior knowledge), by itself. The monitor (libElfHookMonitor.so, beside it) is \
-      loaded at the first call the library does not record: NSS, an Upgrade: h2c, an accept, a \
-      chunked body or answer. \
-      ELFHOOK_LIGHT_CLIENTS=0 loads it at the first connection instead.
+      connections and exchanges (any method but CONNECT, heads up to 2 KiB, bodies framed by \
+      Content-Length, chunked or the close, a 100 Continue: curl, wget, Python's urllib), in \
+      plaintext or over OpenSSL or GnuTLS, and an HTTP/2 client's streams (ALPN h2, or prior \
+      knowledge), by itself. The monitor (libElfHookMonitor.so, beside it) is loaded at the \
+      first call the library does not record: NSS, an Upgrade: h2c, an accept, another 1xx \
+      answer, an answer before the request's body ended. ELFHOOK_LIGHT_CLIENTS=0 loads it at \
+      the first connection instead.
 
       At the end a summary goes to stderr: requests per host and endpoint, errors, p50/p95/max \
       durations, bytes, and the slowest requests with their DNS | connect | TLS | wait | transfer \
