@@ -7,7 +7,17 @@
  * first 4096 bytes and 128 slots. A new entry's bytes are written at `byte_head`, over free space
  * and over the bytes of the oldest entries, which are exactly the ones it evicts (the entries kept
  * and the new one fit in W). A size update evicts, then lays the rings out again from 0 for the
- * new W. */
+ * new W.
+ *
+ * Why one file of ~1,200 lines: it is one decoder, read in the order of its sections — the
+ * recorded fields and the static table, the block's primitives (§5), the memo of Huffman strings,
+ * the dynamic table (§2.3.2, §4), the representations (§6), replaying a block like the last one,
+ * the table left unkept for a peer that never names it, and the interface (chttp2.h) — and every
+ * section's helpers are static and called per field on the per-stream path. In one translation
+ * unit the compiler inlines them across sections (the replay and the unkept table call the
+ * representations' and the table's helpers); split into files they would become calls, and the
+ * per-stream cost is what `scripts/bench-hpack` holds to. The Huffman decoder, which needs none
+ * of that state, is hpack_huffman.c. */
 #include "hpack_private.h"
 
 #include "hpack_names_table.h"
