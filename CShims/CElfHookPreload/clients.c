@@ -327,9 +327,12 @@ bool elfhook_client_connect(const elfhook_preload_configuration *configuration, 
 
 /* ---- calls on a tracked connection ------------------------------------------------------------ */
 
+/* The call's bytes moved now: the monitor reads them as of now, however long its load (or the
+ * wait for another thread's) takes. */
 static void hand_to_monitor(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,
                             ssize_t result, const void *caller) {
-  if (elfhook_monitor_takes(caller)) elfhook_monitor_account(fd, received, buffer, vector, vector_count, result);
+  cnm_handed_call call = {fd, received, false, buffer, vector, vector_count, result, cnm_monotonic_ns()};
+  elfhook_hand_to_monitor(&call, caller);
 }
 
 void elfhook_client_moved(int fd, bool received, const void *buffer, const struct iovec *vector, int vector_count,

@@ -12,9 +12,11 @@
 
 static char monitor_path[PATH_MAX];
 /* The monitor's entry points for the connections the injected library tracked (clients.c). */
-static elfhook_monitor_account_function monitor_account;
+static elfhook_monitor_take_call_function monitor_take_call;
 static elfhook_monitor_take_client_function monitor_take_client;
-static elfhook_monitor_plaintext_function monitor_plaintext;
+/* The call this thread is handing over while it may load the monitor (elfhook_hand_to_monitor):
+ * the load hands it on to the monitor's start, and clears it. */
+static __thread const cnm_handed_call *loading_call __attribute__((tls_model("initial-exec")));
 /* The addresses of the monitor library's executable segments, once it is loaded
  * (elfhook_called_from_monitor): found once, so the check takes no lock and calls nothing. */
 static uintptr_t monitor_code_start, monitor_code_end;
@@ -82,23 +84,21 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
   /* Never closed: a Swift runtime cannot be unloaded. */
   elfhook_monitor_start_function start = (elfhook_monitor_start_function)dlsym(library, "elfhook_monitor_start");
   elfhook_monitor_adopt_function adopt = (elfhook_monitor_adopt_function)dlsym(library, "elfhook_monitor_adopt");
-  elfhook_monitor_account_function account =
-      (elfhook_monitor_account_function)dlsym(library, "elfhook_monitor_account");
+  elfhook_monitor_take_call_function take_call =
+      (elfhook_monitor_take_call_function)dlsym(library, "elfhook_monitor_take_call");
   elfhook_monitor_take_client_function take_client =
       (elfhook_monitor_take_client_function)dlsym(library, "elfhook_monitor_take_client");
-  elfhook_monitor_plaintext_function plaintext =
-      (elfhook_monitor_plaintext_function)dlsym(library, "elfhook_monitor_plaintext");
-  if (!start || !adopt || !account || !take_client || !plaintext) {
+  if (!start || !adopt || !take_call || !take_client) {
     dlerror();
     if (speak) elfhook_say_unmonitored("%s is not the monitor of this elfhook version", monitor_path);
     return false;
   }
   find_monitor_code((uintptr_t)start);
-  monitor_account = account;
+  monitor_take_call = take_call;
   monitor_take_client = take_client;
-  monitor_plaintext = plaintext;
   cnm_handoff handoff = {.pattern = configuration->output, .capacity = configuration->capacity,
-                         .log_level = (int)configuration->log};
+                         .log_level = (int)configuration->log, .call = loading_call};
+  loading_call = NULL; /* the monitor reads it in its start, or, failing to start, never */
   elfhook_lookups_handoff(&handoff);
   elfhook_clients_handoff(&handoff);
   if (!handoff.ring) elfhook_note_output_filesystem(configuration); /* the monitor creates the ring */
@@ -113,13 +113,12 @@ bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, el
   return true;
 }
 
-void elfhook_monitor_account(int fd, bool received, const void *buffer, const struct iovec *vector,
-                             int vector_count, ssize_t result) {
-  if (monitor_account) monitor_account(fd, received, buffer, vector, vector_count, result);
-}
-
-void elfhook_monitor_plaintext(int fd, bool received, const void *buffer, size_t count) {
-  if (monitor_plaintext) monitor_plaintext(fd, received, buffer, count);
+void elfhook_hand_to_monitor(const cnm_handed_call *call, const void *caller) {
+  loading_call = call;
+  bool takes = elfhook_monitor_takes(caller);
+  bool read_at_start = loading_call == NULL; /* this thread loaded the monitor */
+  loading_call = NULL;
+  if (takes && !read_at_start && monitor_take_call) monitor_take_call(call);
 }
 
 void elfhook_monitor_take_client(const cnm_connection_head *head, const void *core) {

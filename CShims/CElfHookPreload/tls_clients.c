@@ -22,7 +22,8 @@
  *
  * What the replay or the HTTP/2 reader refuses, and a protocol ALPN chose other than HTTP/1.1 and
  * h2, load the monitor, which takes the connections over with their sessions' pairings and HTTP/2
- * readers (cnm_handoff), and is handed the call's plaintext (elfhook_monitor_plaintext). A session
+ * readers (cnm_handoff), and is handed the call's plaintext, as of when it moved
+ * (elfhook_hand_to_monitor). A session
  * this cannot pair before it moves plaintext, SSL_accept, and NSS's calls go through the monitor,
  * loaded first, as before. Nothing here allocates on a call's way but the TLS library's functions'
  * look-up at its first (dlopen of the loaded library, as the monitor's hooks do) and the HTTP/2
@@ -330,8 +331,12 @@ ssize_t elfhook_tls_client_call(const elfhook_tls_call *call, const void *caller
     }
   }
   elfhook_clients_leave();
-  if ((monitor_takes || monitor_reads) && elfhook_monitor_takes(caller) && monitor_reads)
-    elfhook_monitor_plaintext(fd, received, call->buffer, moved);
+  if (monitor_reads) {
+    cnm_handed_call handed = {fd, received, true, call->buffer, NULL, 0, (ssize_t)moved, cnm_monotonic_ns()};
+    elfhook_hand_to_monitor(&handed, caller);
+  } else if (monitor_takes) {
+    elfhook_monitor_takes(caller);
+  }
   errno = error;
   return result;
 }

@@ -14,6 +14,8 @@ uint64_t cnm_monotonic_ns(void) {
   return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
+__thread uint64_t cnm_handed_call_time __attribute__((tls_model("initial-exec")));
+
 uint64_t cnm_unix_ns(void) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);

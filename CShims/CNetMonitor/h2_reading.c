@@ -25,7 +25,7 @@ static inline void read_direction(cnm_connection_head *head, bool requests, cons
                                      __ATOMIC_ACQUIRE);
   ch2_connection *connection = (ch2_connection *)(uintptr_t)address;
   if (!connection) return;
-  uint64_t now = cnm_monotonic_ns();
+  uint64_t now = cnm_call_time();
   ch2_status status = vector ? ch2_connection_read_vector(connection, requests, vector, vector_count, 0, count, now, head)
                              : ch2_connection_read(connection, requests, buffer, count, now, head);
   if (status != CH2_OK) on_stopped(head, requests, (int)status);

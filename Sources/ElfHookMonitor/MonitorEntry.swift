@@ -38,24 +38,15 @@ public func elfhookMonitorAdopt(
   NetMonitor.adoptForwarder(named: String(cString: name), forwarder: forwarder, next: next)
 }
 
-/// A call the injected library was moving on a connection it tracked itself when the monitor took
-/// its connections over (CShims/CElfHookPreload/clients.c): its bytes go where the hooks' would.
-@_cdecl("elfhook_monitor_account")
-public func elfhookMonitorAccount(
-  _ fd: Int32, _ received: Bool, _ buffer: UnsafeRawPointer?, _ vector: UnsafePointer<iovec>?, _ vectorCount: Int32,
-  _ result: Int
-) {
-  cnm_account_tracked_call(fd, received, buffer, vector, vectorCount, result)
-}
-
-/// Plaintext of a TLS library's call the injected library was accounting for on a connection it
-/// tracked itself (CShims/CElfHookPreload/tls_clients.c) when it handed the connection over: it
-/// goes where the TLS hooks' would.
-@_cdecl("elfhook_monitor_plaintext")
-public func elfhookMonitorPlaintext(_ fd: Int32, _ received: Bool, _ buffer: UnsafeRawPointer?, _ count: Int) {
+/// A call whose bytes the injected library handed over on a connection it tracked itself
+/// (CShims/CElfHookPreload/clients.c, tls_clients.c), made after the monitor took its connections
+/// over: its socket bytes, or its TLS library's plaintext, go where the hooks' would, as of when
+/// they moved.
+@_cdecl("elfhook_monitor_take_call")
+public func elfhookMonitorTakeCall(_ call: UnsafePointer<cnm_handed_call>) {
   let savedErrno = errno
   defer { errno = savedErrno }
-  NetMonitor.takeInjectedPlaintext(fd: fd, fromPeer: received, buffer, count: count)
+  NetMonitor.takeInjectedCall(call)
 }
 
 /// A connection the injected library made while the monitor took its others over: taken as they

@@ -94,6 +94,10 @@ public enum NetMonitor {
     if let resolutions = given.resolutions { cnm_resolutions_adopt(resolutions, given.resolutions_next_ticket) }
     return try startRecording(toRingFiles: String(cString: given.pattern), capacity: given.capacity, adopting: ring) {
       Traffic.adoptClients(of: handoff)
+      if let call = given.call {
+        HookInstallation.setTrafficCallbacks()
+        takeInjectedCall(call)
+      }
     }
   }
 
@@ -103,12 +107,21 @@ public enum NetMonitor {
     Traffic.adoptClient(head: head, core: core)
   }
 
-  /// Plaintext a TLS library's call moved on a connection the injected library tracked, when it handed
-  /// that connection over: counted and read as the TLS hooks' would be.
+  /// A call on a connection the injected library tracked, whose bytes it handed over: counted and
+  /// read as the hooks' would be (a TLS library's plaintext as the TLS hooks'), timed as of when
+  /// the call moved them, not when they arrive here (the library may have loaded the monitor, or
+  /// waited for another thread to, meanwhile).
   @_spi(Injection)
-  public static func takeInjectedPlaintext(fd: Int32, fromPeer: Bool, _ buffer: UnsafeRawPointer?, count: Int) {
-    guard count > 0, let slot = ConnectionTable.tracked(fd) else { return }
-    TLSSession.plaintext(slot, buffer, count, fromPeer: fromPeer)
+  public static func takeInjectedCall(_ call: UnsafePointer<cnm_handed_call>) {
+    let given = call.pointee
+    cnm_set_handed_call_time(given.moved_at)
+    defer { cnm_set_handed_call_time(0) }
+    if given.plaintext {
+      guard given.result > 0, let slot = ConnectionTable.tracked(given.fd) else { return }
+      TLSSession.plaintext(slot, given.buffer, given.result, fromPeer: given.received)
+    } else {
+      cnm_account_tracked_call(given.fd, given.received, given.buffer, given.vector, given.vector_count, given.result)
+    }
   }
 
   private static func startRecording(

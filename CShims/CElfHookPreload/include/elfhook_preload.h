@@ -264,12 +264,10 @@ bool elfhook_locate_monitor(elfhook_log_level log);
  * run unmonitored. */
 bool elfhook_load_monitor(const elfhook_preload_configuration *configuration, elfhook_forwarder *forwarders,
                           size_t count);
-/* After the monitor is loaded: hands it a data-path call's bytes on a connection it took over. */
-void elfhook_monitor_account(int fd, bool received, const void *buffer, const struct iovec *vector,
-                             int vector_count, ssize_t result);
-/* After the monitor is loaded: hands it the plaintext an OpenSSL call moved on a connection it took
- * over (tls_clients.c). */
-void elfhook_monitor_plaintext(int fd, bool received, const void *buffer, size_t count);
+/* Hands `call`'s bytes (its moved_at set: when they moved) to the monitor, loading it first or
+ * waiting for the thread that is (elfhook_monitor_takes, for `caller`); nothing when the process
+ * runs unmonitored. A call that loads the monitor is the first it reads (cnm_handoff's `call`). */
+void elfhook_hand_to_monitor(const cnm_handed_call *call, const void *caller);
 /* After the monitor is loaded: hands it a connection made while it took the others over. */
 void elfhook_monitor_take_client(const cnm_connection_head *head, const void *core);
 
@@ -281,9 +279,7 @@ bool elfhook_called_from_monitor(const void *return_address);
 /* The monitor's entry points (Sources/ElfHookMonitor/MonitorEntry.swift). */
 typedef int (*elfhook_monitor_start_function)(const cnm_handoff *handoff);
 typedef void *(*elfhook_monitor_adopt_function)(const char *name, void *forwarder, void *next);
-typedef void (*elfhook_monitor_account_function)(int fd, bool received, const void *buffer,
-                                                 const struct iovec *vector, int vector_count, ssize_t result);
+typedef void (*elfhook_monitor_take_call_function)(const cnm_handed_call *call);
 typedef void (*elfhook_monitor_take_client_function)(const cnm_connection_head *head, const void *core);
-typedef void (*elfhook_monitor_plaintext_function)(int fd, bool received, const void *buffer, size_t count);
 
 #endif

@@ -99,6 +99,17 @@ void cnm_resolutions_adopt(const void *table, uint64_t next_ticket);
 uint64_t cnm_monotonic_ns(void);
 uint64_t cnm_unix_ns(void);
 
+/* When the bytes being read moved: the clock now, or, while the monitor reads a call the injected
+ * library handed to it (cnm_handed_call), when that call moved them (the library may have loaded
+ * the monitor, or waited for another thread to, since). For the slow paths that time a call's
+ * bytes; the C data path reads the clock itself. */
+extern __thread uint64_t cnm_handed_call_time __attribute__((tls_model("initial-exec")));
+static inline uint64_t cnm_call_time(void) {
+  uint64_t handed = cnm_handed_call_time;
+  return handed ? handed : cnm_monotonic_ns();
+}
+static inline void cnm_set_handed_call_time(uint64_t moved_at) { cnm_handed_call_time = moved_at; }
+
 /* ---- from the injected library to the monitor it loads -------------------------------------------
  * What libElfHookPreload.so hands to libElfHookMonitor.so's elfhook_monitor_start: the ELFHOOK_*
  * settings, the ring it already created for the lookups it recorded itself (or NULL), and those
@@ -114,6 +125,20 @@ typedef struct cnm_client_h2 {
   uint8_t requests_stopped;
   uint8_t responses_stopped;
 } cnm_client_h2;
+
+/* A call on a connection the injected library tracked whose bytes are the monitor's to read: a
+ * socket call's `result` bytes (in `buffer` or `vector`), or, `plaintext`, the `result` bytes of
+ * plaintext a TLS library's call moved over it, at `moved_at` (cnm_monotonic_ns). */
+typedef struct cnm_handed_call {
+  int fd;
+  bool received;
+  bool plaintext;
+  const void *buffer;
+  const struct iovec *vector;
+  int vector_count;
+  ssize_t result;
+  uint64_t moved_at;
+} cnm_handed_call;
 
 typedef struct cnm_handoff {
   const char *pattern; /* ELFHOOK_OUTPUT */
@@ -139,6 +164,10 @@ typedef struct cnm_handoff {
   /* At `client_h2_offset`, the entry's cnm_client_h2. */
   size_t client_h2_offset;
   uint64_t last_connection_id; /* the connection ids the injected library gave: 1 … this */
+  /* The call whose bytes made the library load the monitor, or NULL: the monitor reads it once it
+   * took the connections over, before its hooks are in place, so before any other thread's call
+   * (those waiting for it to start are handed over after). */
+  const cnm_handed_call *call;
 } cnm_handoff;
 
 #endif

@@ -33,7 +33,7 @@ enum H2Traffic {
     }
     guard mode == H2Link.Mode.h2 else { return mode != H2Link.Mode.http1 }
     let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(cnm_load_u64(link.pointer(to: \.connection)!)))!
-    let now = MonotonicClock.now()
+    let now = MonotonicClock.ofCall()
     let context = UnsafeMutableRawPointer(slot)
     var status = CH2_OK
     if heldCount > 0 { status = readHeld(connection, held, heldCount, requests: requests, now: now, context: context) }

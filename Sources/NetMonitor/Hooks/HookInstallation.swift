@@ -41,8 +41,14 @@ final class HookInstallation: Sendable {
     ]
   }
 
-  func installOnce() throws(ElfHookError) {
+  /// Where the C data path hands what it does not count itself: set before the hooks are in place,
+  /// and before the monitor of an injected process reads the call that loaded it.
+  static func setTrafficCallbacks() {
     cnm_set_traffic_callbacks(receivedCallback, sentCallback, closeCallback)
+  }
+
+  func installOnce() throws(ElfHookError) {
+    Self.setTrafficCallbacks()
     try rebinding.withLock { (set: inout RebindingSet?) throws(ElfHookError) in
       guard set == nil else { return }
       let replacements = Self.replacements

@@ -1,3 +1,4 @@
+import CNetMonitor
 import Glibc
 
 /// Timestamps for the recorder: monotonic nanoseconds for durations, wall-clock nanoseconds for
@@ -10,6 +11,11 @@ enum MonotonicClock {
     clock_gettime(CLOCK_MONOTONIC, &time)
     return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
   }
+
+  /// When the bytes being read moved, on the same clock: now, or, for a call the injected library
+  /// handed to the monitor, when that call moved them (`cnm_call_time`).
+  @inline(__always)
+  static func ofCall() -> UInt64 { cnm_call_time() }
 
   /// Nanoseconds since the Unix epoch on `CLOCK_REALTIME`.
   @inline(__always)

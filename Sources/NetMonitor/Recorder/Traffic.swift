@@ -151,7 +151,7 @@ enum Traffic {
     let context = exchangeContext(slot)
     let exchanges = slot.pointer(to: \.http)!
     exchanges.takeOverFromReplay(requests: requests, responses: !requests, context: context)
-    let now = MonotonicClock.now()
+    let now = MonotonicClock.ofCall()
     var tunnelStart = -1  // where in this call's bytes the direction became a tunnel
     var pieceStart = 0
     bytes.forEachPiece(upTo: count) { piece in
@@ -224,7 +224,7 @@ enum Traffic {
   }
 
   static func established(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
-    slot.pointee.core.connectEnd = MonotonicClock.now()
+    slot.pointee.core.connectEnd = MonotonicClock.ofCall()
     slot.pointee.core.phase = ConnectionCore.Phase.established
     updateWatch(slot)
   }
