@@ -310,6 +310,9 @@ static bool take_request(cnm_connection_head *head, uint64_t state, const void *
 static bool take_response(cnm_connection_head *head, uint64_t state, const void *buffer,
                           const struct iovec *vector, int vector_count, size_t count) {
   uint64_t now, total, interims = state & CNM_REPLAY_INTERIMS;
+  /* No request taken: its request went to Swift (sent on another thread, or not simple), which
+   * has yet to stop the replay, and so must this answer. */
+  if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_ARMED) return false;
   if ((state & CNM_REPLAY_PHASE) == CNM_REPLAY_REQUESTED) {
     size_t available;
     const unsigned char *bytes = first_bytes(buffer, vector, vector_count, count, &available);

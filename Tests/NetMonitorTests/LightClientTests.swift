@@ -339,15 +339,19 @@ struct LightClientTests {
     #expect(afterEnd.records.filter { $0["kind"] as? String == "http" }.count == 4)
   }
 
-  @Test("a request sent on another thread loads the monitor: the exchange is timed as its calls moved, not as the monitor loaded")
-  func timedAsTheCallsMoved() throws {
+  @Test(
+    "a request sent on another thread loads the monitor: the answer is read as an answer, and the exchange timed as its calls moved",
+    arguments: ["reader-thread", "connecting-thread"])
+  func timedAsTheCallsMoved(reader: String) throws {
     let server = try LoopbackServer()
     let scratch = try TemporaryDirectory("light")
     defer { scratch.remove() }
     // Java's HttpClient's way: the main thread connects, another sends the request (the replay,
-    // armed for the connecting thread, refuses it: the monitor loads inside that send), a third
-    // reads the answer, which comes while the monitor loads. Each thread says when its call
-    // began and returned (CLOCK_REALTIME, as records' start_unix_ns).
+    // armed for the connecting thread, refuses it: the monitor loads inside that send), and the
+    // answer, which comes while the monitor loads, is read by a third thread or by the connecting
+    // one, for which the library's replay is still armed until the monitor takes the connection
+    // over (an answer to a request it did not take is not the body of one under way). Each thread
+    // says when its call began and returned (CLOCK_REALTIME, as records' start_unix_ns).
     let source = """
       #include <arpa/inet.h>
       #include <pthread.h>
@@ -383,16 +387,18 @@ struct LightClientTests {
         printf("read %llu\\n", now());
         return unused;
       }
-      int main(void) {
+      int main(int argc, char **argv) {
         fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(\(server.port))};
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
         if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) exit(3);
         pthread_t reader, sender;
-        pthread_create(&reader, NULL, read_answer, NULL);
+        int connecting_thread_reads = argc > 1 && strcmp(argv[1], "connecting-thread") == 0;
+        if (!connecting_thread_reads) pthread_create(&reader, NULL, read_answer, NULL);
         pthread_create(&sender, NULL, send_request, NULL);
+        if (connecting_thread_reads) read_answer(NULL);
         pthread_join(sender, NULL);
-        pthread_join(reader, NULL);
+        if (!connecting_thread_reads) pthread_join(reader, NULL);
         close(fd);
         return 0;
       }
@@ -401,7 +407,7 @@ struct LightClientTests {
     let (elfhook, _) = try InjectionTests.products()
     let output = scratch.file("records.jsonl")
     let run = try ProgramRun.run(
-      ["/usr/bin/env", "ELFHOOK_LOG=info", elfhook, "run", "--output", output.path, "--", program.path])
+      ["/usr/bin/env", "ELFHOOK_LOG=info", elfhook, "run", "--output", output.path, "--", program.path, reader])
     #expect(run.status == 0)
     #expect(run.stderr.contains("elfhook: recording"), "the request on another thread loads the monitor")
     var times: [String: [Double]] = [:]
@@ -415,7 +421,8 @@ struct LightClientTests {
       try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
     }
     let exchange = try #require(records.first { $0["kind"] as? String == "http" })
-    #expect(exchange["status"] as? Int == 200 && exchange["response_complete"] as? Bool == true)
+    #expect(exchange["status"] as? Int == 200 && exchange["response_complete"] as? Bool == true, "\(exchange)")
+    #expect(exchange["response_bytes"] as? Int ?? 0 > 10)
     let start = try #require((exchange["start_unix_ns"] as? NSNumber)?.doubleValue)
     let end = start + (try #require((exchange["duration_ms"] as? NSNumber)?.doubleValue)) * 1e6
     // The send took the monitor's load (milliseconds); the exchange began when its bytes left, in
