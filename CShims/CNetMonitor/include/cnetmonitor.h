@@ -453,7 +453,12 @@ typedef struct cnm_connection_head {
   uint8_t is_tls;  /* socket bytes are ciphertext; the SSL hooks see the plaintext */
   uint8_t requests_received; /* for the replay: requests arrive (a server), or leave (a client) */
   uint8_t inherited; /* a fork child's copy of its parent's connection, its counts zeroed (fork_reset.c) */
-  uint8_t reserved[3];
+  /* What the OpenSSL hooks do with each direction's plaintext once the handshake is over
+   * (CNM_WATCH_…: Swift's, or HTTP/2's); CNM_WATCH_NONE before, when every call on the session
+   * goes through Swift's hooks (ssl_data_path.c). */
+  uint8_t plaintext_watch_sent;
+  uint8_t plaintext_watch_received;
+  uint8_t reserved[1];
   /* The replay: its state, when it took the request under way, and its owner, in the line the
    * hooks read first. */
   uint64_t replay_state;
@@ -596,6 +601,33 @@ void cnm_h2_read(cnm_connection_head *head, bool received, bool requests, const 
 /* The same for `count` bytes (> 0) of TLS plaintext in `buffer`, which the TLS hooks counted, of a
  * direction Swift found to be HTTP/2 (the request direction when `requests`). */
 void cnm_h2_read_plaintext(cnm_connection_head *head, bool requests, const void *buffer, size_t count);
+
+/* ---- OpenSSL's data calls on a session whose handshake is over (ssl_data_path.c) ----------------
+ * SSL_read, SSL_write and their _ex forms, of the shared libssl (GOT hooks) and of a copy linked
+ * into the executable (inline hooks). When the session map pairs the SSL object with a tracked
+ * connection whose plaintext is watched (`plaintext_watch_…`, set by Swift once the handshake is
+ * over), the hook calls the original, counts the plaintext and hands it to the HTTP/2 reader, the
+ * replay or Swift's parser; every other call (a handshake under way, a session not yet paired, a
+ * nested call's outer hook) goes to Swift's hook of the same call, the slow path, whole. */
+typedef struct cnm_ssl_data_calls {
+  int (*SSL_read)(void *, void *, int);
+  int (*SSL_read_ex)(void *, void *, size_t, size_t *);
+  int (*SSL_write)(void *, const void *, int);
+  int (*SSL_write_ex)(void *, const void *, size_t, size_t *);
+} cnm_ssl_data_calls;
+/* Plaintext (`count` bytes > 0) of a direction whose watch is CNM_WATCH_SWIFT that the replay did
+ * not take: Swift's HTTP/1 parser reads it. */
+typedef void (*cnm_plaintext_callback)(void *slot, bool received, const void *buffer, size_t count);
+/* Set once, before the hooks are installed: where a connection's entry keeps its id and its TLS
+ * plaintext counts (sent, then received: two 64-bit words), Swift's hooks of both libraries, and
+ * the parser's callback. */
+void cnm_set_ssl_data_path(size_t id_offset, size_t tls_bytes_offset, const cnm_ssl_data_calls *shared_slow,
+                           const cnm_ssl_data_calls *linked_slow, cnm_plaintext_callback plaintext);
+/* The hooks: the shared libssl's (`linked` false) or the linked copy's. */
+const cnm_ssl_data_calls *cnm_ssl_data_hooks(bool linked);
+/* cnm_current_ssl_start inside a call whose start the hook did not read (ssl_data_path.c): a
+ * socket it binds to the session takes the time then. */
+#define CNM_SSL_START_UNREAD 1
 
 /* Zeros the HTTP parser is fed for bytes it cannot see (sendfile), without allocating. */
 #define cnm_zero_byte_count 16384

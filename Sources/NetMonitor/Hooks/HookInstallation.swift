@@ -3,9 +3,9 @@ import ElfHook
 import Synchronization
 
 /// The hooks, in the order of `cnm_hook_names` (and of the `cnm_original_functions` fields that
-/// receive their originals): the thirteen C data-path hooks, the Swift ones, the C hooks of the
-/// calls that close descriptors besides close (dup2, dup3, close_range, closefrom), then GnuTLS's
-/// and NSS's.
+/// receive their originals): the thirteen C data-path hooks, the Swift ones (OpenSSL's data calls'
+/// are C's: ssl_data_path.c), the C hooks of the calls that close descriptors besides close (dup2,
+/// dup3, close_range, closefrom), then GnuTLS's and NSS's.
 /// Installed once for the life of the process, with the inline hooks of an OpenSSL linked into the
 /// executable (``LinkedOpenSSL``).
 final class HookInstallation: Sendable {
@@ -22,11 +22,8 @@ final class HookInstallation: Sendable {
       unsafeBitCast(sslDoHandshakeHook, to: UnsafeRawPointer.self),
       unsafeBitCast(sslConnectHook, to: UnsafeRawPointer.self),
       unsafeBitCast(sslAcceptHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sslReadHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sslReadExHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sslWriteHook, to: UnsafeRawPointer.self),
-      unsafeBitCast(sslWriteExHook, to: UnsafeRawPointer.self),
-    ] + (0..<cnm_descriptor_hook_count()).map { UnsafeRawPointer(cnm_descriptor_hook($0)!) } + [
+    ] + OpenSSLDataPath.hooks(linked: false)
+      + (0..<cnm_descriptor_hook_count()).map { UnsafeRawPointer(cnm_descriptor_hook($0)!) } + [
       unsafeBitCast(gnutlsHandshakeHook, to: UnsafeRawPointer.self),
       unsafeBitCast(gnutlsRecordSendHook, to: UnsafeRawPointer.self),
       unsafeBitCast(gnutlsRecordSend2Hook, to: UnsafeRawPointer.self),
@@ -45,6 +42,7 @@ final class HookInstallation: Sendable {
   /// and before the monitor of an injected process reads the call that loaded it.
   static func setTrafficCallbacks() {
     cnm_set_traffic_callbacks(receivedCallback, sentCallback, closeCallback)
+    OpenSSLDataPath.setUp()
   }
 
   func installOnce() throws(ElfHookError) {

@@ -169,24 +169,61 @@ let sslAcceptHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { ssl in
   handshake(ssl, cnm_ssl(), original: cnm_original().pointee.SSL_accept)
 }
 
-let sslReadHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int32) -> Int32 = {
-  ssl, buffer, count in read(ssl, buffer, count, cnm_ssl(), cnm_original().pointee.SSL_read)
-}
-
-let sslReadExHook:
-  @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32 = {
-    ssl, buffer, count, read in readEx(ssl, buffer, count, read, cnm_ssl(), cnm_original().pointee.SSL_read_ex)
-  }
-
-let sslWriteHook: @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int32) -> Int32 = {
-  ssl, buffer, count in write(ssl, buffer, count, cnm_ssl(), cnm_original().pointee.SSL_write)
-}
-
-let sslWriteExHook:
-  @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32 = {
-    ssl, buffer, count, written in
+// SSL_read, SSL_write and their _ex forms are C's hooks (`cnm_ssl_data_hooks`: ssl_data_path.c),
+// which read a session's plaintext themselves once its handshake is over; these are their slow
+// paths, for every other call.
+nonisolated(unsafe) private var sslDataSlowPaths = cnm_ssl_data_calls(
+  SSL_read: { ssl, buffer, count in read(ssl, buffer, count, cnm_ssl(), cnm_original().pointee.SSL_read) },
+  SSL_read_ex: { ssl, buffer, count, read in
+    readEx(ssl, buffer, count, read, cnm_ssl(), cnm_original().pointee.SSL_read_ex)
+  },
+  SSL_write: { ssl, buffer, count in write(ssl, buffer, count, cnm_ssl(), cnm_original().pointee.SSL_write) },
+  SSL_write_ex: { ssl, buffer, count, written in
     writeEx(ssl, buffer, count, written, cnm_ssl(), cnm_original().pointee.SSL_write_ex)
+  })
+
+nonisolated(unsafe) private var linkedSSLDataSlowPaths = cnm_ssl_data_calls(
+  SSL_read: { ssl, buffer, count in read(ssl, buffer, count, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_read) },
+  SSL_read_ex: { ssl, buffer, count, read in
+    readEx(ssl, buffer, count, read, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_read_ex)
+  },
+  SSL_write: { ssl, buffer, count in
+    write(ssl, buffer, count, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_write)
+  },
+  SSL_write_ex: { ssl, buffer, count, written in
+    writeEx(ssl, buffer, count, written, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_write_ex)
+  })
+
+/// The plaintext C's hooks leave to Swift: HTTP/1.x (or not yet decided) that the replay did not take.
+private let plaintextCallback: cnm_plaintext_callback = { slot, received, buffer, count in
+  guard let slot else { return }
+  Traffic.parse(slot.assumingMemoryBound(to: ConnectionSlot.self), .buffer(buffer), count, fromPeer: received)
+}
+
+enum OpenSSLDataPath {
+  /// Tells C's hooks where a connection keeps its id and TLS counts, and what their slow paths are.
+  static func setUp() {
+    precondition(
+      MemoryLayout<ConnectionSlot>.offset(of: \.core.tlsBytesReceived)
+        == MemoryLayout<ConnectionSlot>.offset(of: \.core.tlsBytesSent)! + 8,
+      "the TLS counts are two words, sent then received")
+    cnm_set_ssl_data_path(
+      MemoryLayout<ConnectionSlot>.offset(of: \.core.id)!, MemoryLayout<ConnectionSlot>.offset(of: \.core.tlsBytesSent)!,
+      &sslDataSlowPaths, &linkedSSLDataSlowPaths, plaintextCallback)
   }
+
+  /// C's hooks of SSL_read, SSL_read_ex, SSL_write and SSL_write_ex, in that order: the shared
+  /// libssl's, or the linked copy's.
+  static func hooks(linked: Bool) -> [UnsafeRawPointer] {
+    let calls = cnm_ssl_data_hooks(linked).pointee
+    return [
+      unsafeBitCast(calls.SSL_read!, to: UnsafeRawPointer.self),
+      unsafeBitCast(calls.SSL_read_ex!, to: UnsafeRawPointer.self),
+      unsafeBitCast(calls.SSL_write!, to: UnsafeRawPointer.self),
+      unsafeBitCast(calls.SSL_write_ex!, to: UnsafeRawPointer.self),
+    ]
+  }
+}
 
 // The inline hooks: OpenSSL linked into the executable (`LinkedOpenSSL`), in the order of
 // `cnm_linked_openssl_originals`.
@@ -201,18 +238,5 @@ nonisolated(unsafe) let linkedSSLHooks: [UnsafeRawPointer] = [
   unsafeBitCast(
     { ssl in handshake(ssl, cnm_ssl_linked(), original: cnm_linked_original().pointee.SSL_accept) } as Handshake,
     to: UnsafeRawPointer.self),
-  unsafeBitCast(
-    { ssl, buffer, count in read(ssl, buffer, count, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_read) }
-      as Read, to: UnsafeRawPointer.self),
-  unsafeBitCast(
-    { ssl, buffer, count, read in
-      readEx(ssl, buffer, count, read, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_read_ex)
-    } as ReadEx, to: UnsafeRawPointer.self),
-  unsafeBitCast(
-    { ssl, buffer, count in write(ssl, buffer, count, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_write) }
-      as Write, to: UnsafeRawPointer.self),
-  unsafeBitCast(
-    { ssl, buffer, count, written in
-      writeEx(ssl, buffer, count, written, cnm_ssl_linked(), cnm_linked_original().pointee.SSL_write_ex)
-    } as WriteEx, to: UnsafeRawPointer.self),
 ]
+  + OpenSSLDataPath.hooks(linked: true)

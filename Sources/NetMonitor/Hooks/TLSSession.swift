@@ -80,6 +80,7 @@ enum TLSSession {
     slot.pointee.core.tlsEnd = MonotonicClock.now()
     slot.pointee.core.tlsVersion = version
     slot.pointee.core.tlsALPN = alpn
+    Traffic.updateWatch(slot)  // the OpenSSL hooks read the plaintext in C from now on
   }
 
   /// The handshake on `slot` failed for good: the library's error code, for `call`.

@@ -27,8 +27,11 @@ enum Traffic {
   /// Tells the C hooks what to do with each direction's bytes (`CNM_WATCH_…`): Swift sees both
   /// while a connect is in progress; then a direction while HTTP/1.x is still read from its socket
   /// bytes, or its first bytes have not said which HTTP it is; a direction found to be HTTP/2 the
-  /// hooks read themselves. Called whenever that changes: the connection established, its bytes
-  /// found to be TLS, a direction decided, a parser given up.
+  /// hooks read themselves. Over TLS the socket bytes are only counted, and once the handshake is
+  /// over the OpenSSL hooks read the plaintext in C: a direction found to be HTTP/2 by the frame
+  /// reader, any other by the replay and Swift's parser (`plaintext_watch_…`, ssl_data_path.c).
+  /// Called whenever that changes: the connection established, its bytes found to be TLS, its
+  /// handshake over, a direction decided, a parser given up.
   static func updateWatch(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     let connecting = slot.pointee.core.phase == ConnectionCore.Phase.connecting
     let plaintext = slot.pointee.head.is_tls == 0
@@ -44,6 +47,14 @@ enum Traffic {
     }
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)
+    let plaintextWatches = { (fromPeer: Bool) -> UInt8 in
+      guard !plaintext && slot.pointee.core.tlsEnd != 0 else { return UInt8(CNM_WATCH_NONE) }
+      let requests = carriesRequests(slot, fromPeer: fromPeer)
+      guard slot.pointee.h2.mode(requests: requests) == H2Link.Mode.h2 else { return UInt8(CNM_WATCH_SWIFT) }
+      return UInt8(requests ? CNM_WATCH_H2_REQUESTS : CNM_WATCH_H2_RESPONSES)
+    }
+    slot.pointee.head.plaintext_watch_sent = plaintextWatches(false)
+    slot.pointee.head.plaintext_watch_received = plaintextWatches(true)
     // The hooks prefetch an HTTP/1.x exchange's lines while Swift parses both directions
     // (`ExchangeLines`): not once a direction is left to the hooks or is HTTP/2 (an h2c upgrade).
     let swift = UInt8(CNM_WATCH_SWIFT)
@@ -60,7 +71,8 @@ enum Traffic {
     cnm_ssl_map_put(ssl, slot.pointee.core.fd, slot.pointee.core.id)
     slot.pointee.head.is_tls = 1
     updateWatch(slot)
-    _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, cnm_get_current_ssl_start())
+    let start = cnm_get_current_ssl_start()
+    _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, start == UInt64(CNM_SSL_START_UNREAD) ? MonotonicClock.now() : start)
   }
 
   /// Where the bytes of a call are: one buffer, a vector (readv, sendmsg…), or unknown (sendfile).

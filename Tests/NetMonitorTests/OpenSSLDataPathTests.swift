@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import NetMonitor
+
+/// OpenSSL's data calls once a session's handshake is over, which C's hooks read themselves
+/// (ssl_data_path.c): a client and a server in one process (Support/tls_pair.c, the shared
+/// libssl), each exchange through SSL_read/SSL_write or their _ex forms, non-blocking, with reads
+/// that would block between them. The program's every result and errno must be as without the
+/// monitor, and every exchange recorded from both ends with its exact plaintext.
+@Suite("OpenSSL's data path in C: results, errno, records and counts", .serialized)
+struct OpenSSLDataPathTests {
+  static let rounds = 6
+
+  static func program(in scratch: TemporaryDirectory) throws -> URL {
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/tls_pair.c")
+    let binary = scratch.file("tls_pair")
+    let build = try ProgramRun.run(["cc", "-O1", "-o", binary.path, source.path, "-lssl", "-lcrypto"])
+    try #require(build.status == 0, "cc tls_pair.c: \(build.stderr)")
+    return binary
+  }
+
+  /// The request and response sizes of exchange `round`, as tls_pair.c makes them.
+  static func sizes(_ round: Int) -> (request: UInt64, response: UInt64, status: Int) {
+    let request = "GET /item/\(round)?size=\(100 + round * 700) HTTP/1.1\r\nHost: pair\r\nX-Round: \(round)\r\n\r\n"
+    let body = min(100 + round * 700, 8192)
+    let head = "HTTP/1.1 \(round % 3 == 0 ? 201 : 200) OK\r\nContent-Length: \(body)\r\n\r\n"
+    return (UInt64(request.utf8.count), UInt64(head.utf8.count + body), round % 3 == 0 ? 201 : 200)
+  }
+
+  @Test("a client and a server in one process: the same output as plain, every exchange recorded at both ends",
+        arguments: [false, true])
+  func clientAndServer(lightClients: Bool) throws {
+    let scratch = try TemporaryDirectory("tls-pair")
+    defer { scratch.remove() }
+    let program = try Self.program(in: scratch)
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    var environment = ProcessInfo.processInfo.environment
+    environment["ELFHOOK_LIGHT_CLIENTS"] = lightClients ? "1" : "0"
+    let run = try TLSStackTests.compare([program.path, tls.certificate, tls.key, "\(Self.rounds)"], scratch: scratch,
+                                        environment: environment)
+    #expect(run.plain.status == 0 && run.monitored.status == 0, "\(run.monitored.stderr)")
+    let output = String(decoding: run.monitored.stdout, as: UTF8.self)
+    #expect(output.hasSuffix("\(Self.rounds) exchanges\n"), "\(output)")
+    #expect(output.contains("errno=11"), "reads that would block leave EAGAIN, as OpenSSL's socket read set it")
+    #expect(run.monitored.stdout == run.plain.stdout, "every call's result and errno as without the monitor")
+
+    for role in [ConnectionRole.client, .server] {
+      let exchanges = run.records.compactMap { record -> HTTPRecord? in
+        guard case .http(let http) = record, http.role == role else { return nil }
+        return http
+      }.sorted { $0.startUnixNs < $1.startUnixNs }
+      try #require(exchanges.count == Self.rounds, "\(role): \(exchanges)")
+      for (round, exchange) in exchanges.enumerated() {
+        let expected = Self.sizes(round)
+        #expect(exchange.method == "GET" && exchange.target.hasPrefix("/item/\(round)?"), "\(exchange)")
+        #expect(exchange.status == expected.status && exchange.responseComplete == true, "\(exchange)")
+        #expect(exchange.requestBytes == expected.request && exchange.responseBytes == expected.response, "\(exchange)")
+        #expect(exchange.scheme == .https && exchange.reusedConnection == (round > 0), "\(exchange)")
+      }
+      let connection = try #require(
+        run.records.compactMap { record -> ConnectionRecord? in
+          guard case .connection(let connection) = record, connection.role == role else { return nil }
+          return connection
+        }.first, "\(role): \(run.records)")
+      let requests = (0..<Self.rounds).reduce(UInt64(0)) { $0 + Self.sizes($1).request }
+      let responses = (0..<Self.rounds).reduce(UInt64(0)) { $0 + Self.sizes($1).response }
+      let (sent, received) = role == .client ? (requests, responses) : (responses, requests)
+      #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
+      #expect(connection.httpExchanges == Self.rounds && connection.tlsMs != nil, "\(connection)")
+      #expect(connection.tlsVersion == "TLSv1.3", "\(connection)")
+    }
+  }
+}
