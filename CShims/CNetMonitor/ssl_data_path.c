@@ -1,7 +1,7 @@
 /* OpenSSL's data calls on a session whose handshake is over (cnetmonitor.h), in C: what nearly
  * every SSL_read and SSL_write of a TLS server or client is. The hook finds the session's
- * connection in the session map before the call; when its plaintext is watched (Swift armed
- * `plaintext_watch_…` when the handshake ended), it marks the thread as inside the call, calls
+ * connection in the session map before the call; when its plaintext watch is set (Swift sets
+ * `plaintext_watch_…` when the handshake ends), it marks the thread as inside the call, calls
  * the original, and hands what moved to the reader the watch names. Anything else — a handshake
  * under way, a session not paired yet, a memory BIO waiting to be joined, a connection of another
  * kind — goes to Swift's hook of the same call, which does all of it as before. A nested call (the
@@ -46,20 +46,21 @@ static inline cnm_connection_head *established(void *ssl, bool received, int *fd
   if (!ssl) return NULL;
   *fd = cnm_ssl_map_get(ssl, id);
   cnm_connection_head *head = connection(*fd, *id);
-  return head && watch(head, received) != CNM_WATCH_NONE ? head : NULL;
+  return head && watch(head, received) != CNM_PLAINTEXT_SWIFT_HOOK ? head : NULL;
 }
 
 /* `count` plaintext bytes (> 0) moved on the connection `fd`, `id` (if the descriptor still is
- * that connection after the call): counted, then read by HTTP/2's reader, the replay or Swift. */
+ * that connection after the call): counted, then read by HTTP/2's reader, the replay or Swift's
+ * parser, as the direction's watch says. */
 static void plaintext(int fd, uint64_t id, bool received, const void *buffer, size_t count) {
   cnm_connection_head *head = connection(fd, id);
   if (!head) return;
   uint64_t *counts = (uint64_t *)((unsigned char *)head + tls_bytes_offset);
   __atomic_fetch_add(&counts[received], (uint64_t)count, __ATOMIC_RELAXED);
   uint8_t reader = watch(head, received);
-  if (reader >= CNM_WATCH_H2_REQUESTS) {
-    cnm_h2_read_plaintext(head, reader == CNM_WATCH_H2_REQUESTS, buffer, count);
-  } else if (!cnm_replay_take_plaintext(head, received, buffer, count)) {
+  if (reader >= CNM_PLAINTEXT_H2_REQUESTS) {
+    cnm_h2_read_plaintext(head, reader == CNM_PLAINTEXT_H2_REQUESTS, buffer, count);
+  } else if (!cnm_replay_take_plaintext(head, received, buffer, count) && reader == CNM_PLAINTEXT_PARSE) {
     on_plaintext(head, received, buffer, count);
   }
 }

@@ -441,6 +441,17 @@ static inline const void *cnm_thread_identity(void) {
 #define CNM_WATCH_H2_REQUESTS 2
 #define CNM_WATCH_H2_RESPONSES 3
 
+/* What the OpenSSL data hooks do with a direction's plaintext (a connection head's
+ * plaintext_watch_sent and plaintext_watch_received, set by Swift): leave the whole call to
+ * Swift's hook (a handshake not over); count it and offer it to the replay; the same, then hand
+ * what the replay did not take to Swift's parser; or read it as HTTP/2, as the request direction
+ * or the response direction (ssl_data_path.c). */
+#define CNM_PLAINTEXT_SWIFT_HOOK 0
+#define CNM_PLAINTEXT_COUNT 1
+#define CNM_PLAINTEXT_PARSE 2
+#define CNM_PLAINTEXT_H2_REQUESTS 3
+#define CNM_PLAINTEXT_H2_RESPONSES 4
+
 /* The head of every connection-table entry (offset 0 of the Swift struct): what the data-path
  * hooks read and update themselves, so a call on a tracked connection whose bytes Swift need not
  * see costs one atomic add. Swift sets the watch values (CNM_WATCH_…) as what it needs of a
@@ -453,9 +464,7 @@ typedef struct cnm_connection_head {
   uint8_t is_tls;  /* socket bytes are ciphertext; the SSL hooks see the plaintext */
   uint8_t requests_received; /* for the replay: requests arrive (a server), or leave (a client) */
   uint8_t inherited; /* a fork child's copy of its parent's connection, its counts zeroed (fork_reset.c) */
-  /* What the OpenSSL hooks do with each direction's plaintext once the handshake is over
-   * (CNM_WATCH_…: Swift's, or HTTP/2's); CNM_WATCH_NONE before, when every call on the session
-   * goes through Swift's hooks (ssl_data_path.c). */
+  /* What the OpenSSL hooks do with each direction's plaintext (CNM_PLAINTEXT_…, set by Swift). */
   uint8_t plaintext_watch_sent;
   uint8_t plaintext_watch_received;
   uint8_t reserved[1];
@@ -605,18 +614,18 @@ void cnm_h2_read_plaintext(cnm_connection_head *head, bool requests, const void 
 /* ---- OpenSSL's data calls on a session whose handshake is over (ssl_data_path.c) ----------------
  * SSL_read, SSL_write and their _ex forms, of the shared libssl (GOT hooks) and of a copy linked
  * into the executable (inline hooks). When the session map pairs the SSL object with a tracked
- * connection whose plaintext is watched (`plaintext_watch_…`, set by Swift once the handshake is
- * over), the hook calls the original, counts the plaintext and hands it to the HTTP/2 reader, the
- * replay or Swift's parser; every other call (a handshake under way, a session not yet paired, a
- * nested call's outer hook) goes to Swift's hook of the same call, the slow path, whole. */
+ * connection whose plaintext watch is set (CNM_PLAINTEXT_…: once the handshake is over), the hook
+ * calls the original, counts the plaintext and hands it to the HTTP/2 reader, the replay or
+ * Swift's parser; every other call (a handshake under way, a session not yet paired) goes to
+ * Swift's hook of the same call, the slow path, whole. */
 typedef struct cnm_ssl_data_calls {
   int (*SSL_read)(void *, void *, int);
   int (*SSL_read_ex)(void *, void *, size_t, size_t *);
   int (*SSL_write)(void *, const void *, int);
   int (*SSL_write_ex)(void *, const void *, size_t, size_t *);
 } cnm_ssl_data_calls;
-/* Plaintext (`count` bytes > 0) of a direction whose watch is CNM_WATCH_SWIFT that the replay did
- * not take: Swift's HTTP/1 parser reads it. */
+/* Plaintext (`count` bytes > 0) of a direction whose watch is CNM_PLAINTEXT_PARSE that the replay
+ * did not take: Swift's parser reads it. */
 typedef void (*cnm_plaintext_callback)(void *slot, bool received, const void *buffer, size_t count);
 /* Set once, before the hooks are installed: where a connection's entry keeps its id and its TLS
  * plaintext counts (sent, then received: two 64-bit words), Swift's hooks of both libraries, and

@@ -48,10 +48,15 @@ enum Traffic {
     slot.pointee.head.watch_sent = watches(false)
     slot.pointee.head.watch_received = watches(true)
     let plaintextWatches = { (fromPeer: Bool) -> UInt8 in
-      guard !plaintext && slot.pointee.core.tlsEnd != 0 else { return UInt8(CNM_WATCH_NONE) }
+      guard !plaintext && slot.pointee.core.tlsEnd != 0 else { return UInt8(CNM_PLAINTEXT_SWIFT_HOOK) }
       let requests = carriesRequests(slot, fromPeer: fromPeer)
-      guard slot.pointee.h2.mode(requests: requests) == H2Link.Mode.h2 else { return UInt8(CNM_WATCH_SWIFT) }
-      return UInt8(requests ? CNM_WATCH_H2_REQUESTS : CNM_WATCH_H2_RESPONSES)
+      let mode = slot.pointee.h2.mode(requests: requests)
+      if mode == H2Link.Mode.h2 { return UInt8(requests ? CNM_PLAINTEXT_H2_REQUESTS : CNM_PLAINTEXT_H2_RESPONSES) }
+      // What `parse` passes over: a direction whose HTTP/2 stopped, or whose HTTP/1 parser gave up.
+      let givenUp = mode == H2Link.Mode.http1 && hasGivenUp(slot, requests: requests)
+        && !isTunnel(slot, requests: requests) && slot.pointee.helloAfterHeader == 0
+      let parsed = mode != H2Link.Mode.stopped && !givenUp
+      return UInt8(parsed ? CNM_PLAINTEXT_PARSE : CNM_PLAINTEXT_COUNT)
     }
     slot.pointee.head.plaintext_watch_sent = plaintextWatches(false)
     slot.pointee.head.plaintext_watch_received = plaintextWatches(true)
