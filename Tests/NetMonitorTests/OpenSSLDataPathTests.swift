@@ -8,7 +8,8 @@ import TestSupport
 /// (ssl_data_path.c): a client and a server in one process (Support/tls_pair.c, the shared
 /// libssl), each exchange through SSL_read/SSL_write or their _ex forms, non-blocking, with reads
 /// that would block between them. The program's every result and errno must be as without the
-/// monitor, and every exchange recorded from both ends with its exact plaintext.
+/// monitor, and every exchange recorded from both ends with its exact plaintext; bytes that are no
+/// HTTP, counted to the byte.
 @Suite("OpenSSL's data path in C: results, errno, records and counts", .serialized)
 struct OpenSSLDataPathTests {
   static let rounds = 6
@@ -29,22 +30,46 @@ struct OpenSSLDataPathTests {
     return (UInt64(request.utf8.count), UInt64(head.utf8.count + body), round % 3 == 0 ? 201 : 200)
   }
 
-  @Test("a client and a server in one process: the same output as plain, every exchange recorded at both ends",
-        arguments: [false, true])
-  func clientAndServer(lightClients: Bool) throws {
-    let scratch = try TemporaryDirectory("tls-pair")
-    defer { scratch.remove() }
+  /// The plaintext bytes `role`'s end sent and received over all the exchanges.
+  static func plaintext(sentBy role: ConnectionRole) -> (sent: UInt64, received: UInt64) {
+    let requests = (0..<rounds).reduce(UInt64(0)) { $0 + sizes($1).request }
+    let responses = (0..<rounds).reduce(UInt64(0)) { $0 + sizes($1).response }
+    return role == .client ? (requests, responses) : (responses, requests)
+  }
+
+  /// tls_pair run plain and under `elfhook run` (`raw`: its exchanges no HTTP), light clients on or
+  /// off: both runs exit 0 with the same output, every call's result and errno alike.
+  static func run(lightClients: Bool, raw: Bool, in scratch: TemporaryDirectory) throws -> TLSStackTests.Compared {
     let program = try Self.program(in: scratch)
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     var environment = ProcessInfo.processInfo.environment
     environment["ELFHOOK_LIGHT_CLIENTS"] = lightClients ? "1" : "0"
-    let run = try TLSStackTests.compare([program.path, tls.certificate, tls.key, "\(Self.rounds)"], scratch: scratch,
-                                        environment: environment)
+    let run = try TLSStackTests.compare(
+      [program.path, tls.certificate, tls.key, "\(Self.rounds)"] + (raw ? ["raw"] : []), scratch: scratch,
+      environment: environment)
     #expect(run.plain.status == 0 && run.monitored.status == 0, "\(run.monitored.stderr)")
     let output = String(decoding: run.monitored.stdout, as: UTF8.self)
     #expect(output.hasSuffix("\(Self.rounds) exchanges\n"), "\(output)")
     #expect(output.contains("errno=11"), "reads that would block leave EAGAIN, as OpenSSL's socket read set it")
     #expect(run.monitored.stdout == run.plain.stdout, "every call's result and errno as without the monitor")
+    return run
+  }
+
+  /// The connection record of `role`'s end.
+  static func connection(_ records: [Transaction], _ role: ConnectionRole) throws -> ConnectionRecord {
+    try #require(
+      records.compactMap { record -> ConnectionRecord? in
+        guard case .connection(let connection) = record, connection.role == role else { return nil }
+        return connection
+      }.first, "\(role): \(records)")
+  }
+
+  @Test("a client and a server in one process: the same output as plain, every exchange recorded at both ends",
+        arguments: [false, true])
+  func clientAndServer(lightClients: Bool) throws {
+    let scratch = try TemporaryDirectory("tls-pair")
+    defer { scratch.remove() }
+    let run = try Self.run(lightClients: lightClients, raw: false, in: scratch)
 
     for role in [ConnectionRole.client, .server] {
       let exchanges = run.records.compactMap { record -> HTTPRecord? in
@@ -59,17 +84,27 @@ struct OpenSSLDataPathTests {
         #expect(exchange.requestBytes == expected.request && exchange.responseBytes == expected.response, "\(exchange)")
         #expect(exchange.scheme == .https && exchange.reusedConnection == (round > 0), "\(exchange)")
       }
-      let connection = try #require(
-        run.records.compactMap { record -> ConnectionRecord? in
-          guard case .connection(let connection) = record, connection.role == role else { return nil }
-          return connection
-        }.first, "\(role): \(run.records)")
-      let requests = (0..<Self.rounds).reduce(UInt64(0)) { $0 + Self.sizes($1).request }
-      let responses = (0..<Self.rounds).reduce(UInt64(0)) { $0 + Self.sizes($1).response }
-      let (sent, received) = role == .client ? (requests, responses) : (responses, requests)
+      let connection = try Self.connection(run.records, role)
+      let (sent, received) = Self.plaintext(sentBy: role)
       #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
       #expect(connection.httpExchanges == Self.rounds && connection.tlsMs != nil, "\(connection)")
       #expect(connection.tlsVersion == "TLSv1.3", "\(connection)")
+    }
+  }
+
+  @Test("bytes that are no HTTP over TLS: counted to the byte, in C once the parser gave up; no http record",
+        arguments: [false, true])
+  func notHTTP(lightClients: Bool) throws {
+    let scratch = try TemporaryDirectory("tls-pair-raw")
+    defer { scratch.remove() }
+    let run = try Self.run(lightClients: lightClients, raw: true, in: scratch)
+    let exchanges = run.records.filter { if case .http = $0 { return true } else { return false } }
+    #expect(exchanges.isEmpty, "\(exchanges)")
+    for role in [ConnectionRole.client, .server] {
+      let connection = try Self.connection(run.records, role)
+      let (sent, received) = Self.plaintext(sentBy: role)
+      #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
+      #expect((connection.httpExchanges ?? 0) == 0 && connection.tlsVersion == "TLSv1.3", "\(connection)")
     }
   }
 }

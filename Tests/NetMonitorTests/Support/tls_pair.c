@@ -3,7 +3,9 @@
  * sizes, each side's calls SSL_read/SSL_write in even rounds and SSL_read_ex/SSL_write_ex in odd
  * ones. Every call's result and errno (set to a sentinel before it) are printed, and so are the
  * reads that would block, so that a run under `elfhook run` can be compared with a plain one line
- * for line. Usage: tls_pair CERTIFICATE KEY ROUNDS. Exits 0 when every exchange arrived whole. */
+ * for line. With `raw`, the exchanges are bytes that are no HTTP (a binary protocol over TLS), of
+ * the same sizes. Usage: tls_pair CERTIFICATE KEY ROUNDS [raw]. Exits 0 when every exchange
+ * arrived whole. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -103,11 +105,11 @@ static void read_nothing(SSL *ssl, const char *who) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: tls_pair CERTIFICATE KEY ROUNDS\n");
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "raw") == 0)) {
+    fprintf(stderr, "usage: tls_pair CERTIFICATE KEY ROUNDS [raw]\n");
     return 2;
   }
-  int rounds = atoi(argv[3]);
+  int rounds = atoi(argv[3]), raw = argc == 5;
   SSL_CTX *server_context = SSL_CTX_new(TLS_server_method());
   SSL_CTX *client_context = SSL_CTX_new(TLS_client_method());
   if (!server_context || !client_context || SSL_CTX_use_certificate_file(server_context, argv[1], SSL_FILETYPE_PEM) != 1 ||
@@ -144,6 +146,10 @@ int main(int argc, char **argv) {
     int body = 100 + round * 700 > 8192 ? 8192 : 100 + round * 700;
     int head = snprintf(response, sizeof response, "HTTP/1.1 %d OK\r\nContent-Length: %d\r\n\r\n", round % 3 ? 200 : 201, body);
     memset(response + head, 'a' + round % 26, (size_t)body);
+    if (raw) { /* the same sizes, no HTTP: a binary protocol's messages */
+      memset(request, 0x01, (size_t)request_length);
+      memset(response, 0x02, (size_t)head);
+    }
     if (write_all(client, "client", request, (size_t)request_length, ex) != 0 ||
         read_exactly(server, "server", received, (size_t)request_length, ex) != 0 ||
         memcmp(received, request, (size_t)request_length) != 0 ||
