@@ -49,18 +49,15 @@ static inline cnm_connection_head *established(void *ssl, bool received, int *fd
   return head && watch(head, received) != CNM_PLAINTEXT_SWIFT_HOOK ? head : NULL;
 }
 
-/* `count` plaintext bytes (> 0) moved on the connection `fd`, `id` (if the descriptor still is
- * that connection after the call): counted, then read by HTTP/2's reader, the replay or Swift's
- * parser, as the direction's watch says. */
-static void plaintext(int fd, uint64_t id, bool received, const void *buffer, size_t count) {
-  cnm_connection_head *head = connection(fd, id);
-  if (!head) return;
+/* See cnetmonitor.h. A direction whose watch is not set yet is Swift's parser's, which finds out
+ * itself what the bytes are. */
+void cnm_tls_plaintext(cnm_connection_head *head, bool received, const void *buffer, size_t count) {
   uint64_t *counts = (uint64_t *)((unsigned char *)head + tls_bytes_offset);
   __atomic_fetch_add(&counts[received], (uint64_t)count, __ATOMIC_RELAXED);
   uint8_t reader = watch(head, received);
   if (reader >= CNM_PLAINTEXT_H2_REQUESTS) {
     cnm_h2_read_plaintext(head, reader == CNM_PLAINTEXT_H2_REQUESTS, buffer, count);
-  } else if (!cnm_replay_take_plaintext(head, received, buffer, count) && reader == CNM_PLAINTEXT_PARSE) {
+  } else if (!cnm_replay_take_plaintext(head, received, buffer, count) && reader != CNM_PLAINTEXT_COUNT) {
     on_plaintext(head, received, buffer, count);
   }
 }
@@ -82,10 +79,13 @@ static inline void leave(inside previous) { cnm_set_current_ssl(previous.ssl, pr
 
 static inline bool nested(const void *ssl) { return cnm_current_ssl == ssl && cnm_current_ssl_start != 0; }
 
+/* `count` plaintext bytes moved on the connection `fd`, `id`: read, if the descriptor still is that
+ * connection after the call. */
 static inline void moved(int fd, uint64_t id, bool received, const void *buffer, size_t count) {
-  if (count == 0) return;
+  cnm_connection_head *head = count > 0 ? connection(fd, id) : NULL;
+  if (!head) return;
   int error = errno;
-  plaintext(fd, id, received, buffer, count);
+  cnm_tls_plaintext(head, received, buffer, count);
   errno = error;
 }
 

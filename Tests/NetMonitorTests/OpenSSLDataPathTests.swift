@@ -55,13 +55,18 @@ struct OpenSSLDataPathTests {
     return run
   }
 
-  /// The connection record of `role`'s end.
-  static func connection(_ records: [Transaction], _ role: ConnectionRole) throws -> ConnectionRecord {
-    try #require(
+  /// `role`'s end has one connection record: TLS 1.3, timed, its plaintext counted to the byte
+  /// both ways, with `exchanges` http exchanges.
+  static func expectConnection(_ records: [Transaction], _ role: ConnectionRole, exchanges: Int) throws {
+    let connection = try #require(
       records.compactMap { record -> ConnectionRecord? in
         guard case .connection(let connection) = record, connection.role == role else { return nil }
         return connection
       }.first, "\(role): \(records)")
+    let (sent, received) = plaintext(sentBy: role)
+    #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
+    #expect((connection.httpExchanges ?? 0) == exchanges, "\(connection)")
+    #expect(connection.tlsMs != nil && connection.tlsVersion == "TLSv1.3", "\(connection)")
   }
 
   @Test("a client and a server in one process: the same output as plain, every exchange recorded at both ends",
@@ -84,11 +89,7 @@ struct OpenSSLDataPathTests {
         #expect(exchange.requestBytes == expected.request && exchange.responseBytes == expected.response, "\(exchange)")
         #expect(exchange.scheme == .https && exchange.reusedConnection == (round > 0), "\(exchange)")
       }
-      let connection = try Self.connection(run.records, role)
-      let (sent, received) = Self.plaintext(sentBy: role)
-      #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
-      #expect(connection.httpExchanges == Self.rounds && connection.tlsMs != nil, "\(connection)")
-      #expect(connection.tlsVersion == "TLSv1.3", "\(connection)")
+      try Self.expectConnection(run.records, role, exchanges: Self.rounds)
     }
   }
 
@@ -100,11 +101,6 @@ struct OpenSSLDataPathTests {
     let run = try Self.run(lightClients: lightClients, raw: true, in: scratch)
     let exchanges = run.records.filter { if case .http = $0 { return true } else { return false } }
     #expect(exchanges.isEmpty, "\(exchanges)")
-    for role in [ConnectionRole.client, .server] {
-      let connection = try Self.connection(run.records, role)
-      let (sent, received) = Self.plaintext(sentBy: role)
-      #expect(connection.tlsBytesSent == sent && connection.tlsBytesReceived == received, "\(connection)")
-      #expect((connection.httpExchanges ?? 0) == 0 && connection.tlsVersion == "TLSv1.3", "\(connection)")
-    }
+    for role in [ConnectionRole.client, .server] { try Self.expectConnection(run.records, role, exchanges: 0) }
   }
 }

@@ -634,6 +634,11 @@ void cnm_set_ssl_data_path(size_t id_offset, size_t tls_bytes_offset, const cnm_
                            const cnm_ssl_data_calls *linked_slow, cnm_plaintext_callback plaintext);
 /* The hooks: the shared libssl's (`linked` false) or the linked copy's. */
 const cnm_ssl_data_calls *cnm_ssl_data_hooks(bool linked);
+/* `count` plaintext bytes (> 0) in `buffer` that the connection `head` received or sent through its
+ * TLS library, from any TLS hook: counted, then read as the direction's plaintext watch says (by
+ * the HTTP/2 reader; by the replay, then Swift's parser; or by the replay only). Leaves errno to
+ * the caller. */
+void cnm_tls_plaintext(cnm_connection_head *head, bool received, const void *buffer, size_t count);
 /* cnm_current_ssl_start inside a call whose start the hook did not read (ssl_data_path.c): a
  * socket it binds to the session takes the time then. */
 #define CNM_SSL_START_UNREAD 1

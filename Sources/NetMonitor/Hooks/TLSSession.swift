@@ -90,23 +90,14 @@ enum TLSSession {
   }
 
   /// `count` plaintext bytes (> 0) in `buffer` that the process received (`fromPeer`) or sent on
-  /// `slot` through its TLS library: counted, and read as HTTP: by the frame reader in C when the
-  /// direction is HTTP/2 (`cnm_h2_read_plaintext`), by the hooks' replay while they are part of a
-  /// simple exchange (``ExchangeReplay``), else by ``Traffic/parse(_:_:_:fromPeer:)``.
+  /// `slot` through its TLS library: counted, and read as HTTP as OpenSSL's C hooks read it
+  /// (`cnm_tls_plaintext`): by the frame reader in C when the direction is HTTP/2, by the hooks'
+  /// replay while they are part of a simple exchange (``ExchangeReplay``), else by
+  /// ``Traffic/parse(_:_:_:fromPeer:)`` unless its parser gave up.
   @inline(__always)
   static func plaintext(
     _ slot: UnsafeMutablePointer<ConnectionSlot>, _ buffer: UnsafeRawPointer?, _ count: Int, fromPeer: Bool
   ) {
-    if fromPeer {
-      cnm_add_u64(&slot.pointee.core.tlsBytesReceived, UInt64(count))
-    } else {
-      cnm_add_u64(&slot.pointee.core.tlsBytesSent, UInt64(count))
-    }
-    let requests = Traffic.carriesRequests(slot, fromPeer: fromPeer)
-    if slot.pointee.h2.mode(requests: requests) == H2Link.Mode.h2 {
-      return cnm_h2_read_plaintext(slot.pointer(to: \.head)!, requests, buffer, count)
-    }
-    if cnm_replay_take_plaintext(slot.pointer(to: \.head)!, fromPeer, buffer, count) { return }
-    Traffic.parse(slot, .buffer(buffer), count, fromPeer: fromPeer)
+    cnm_tls_plaintext(slot.pointer(to: \.head)!, fromPeer, buffer, count)
   }
 }
