@@ -1,4 +1,4 @@
-/* OpenSSL's data calls on a session whose handshake is over (cnetmonitor.h), in C: what nearly
+/* OpenSSL's data calls on a session whose handshake is over (cnm_tls.h), in C: what nearly
  * every SSL_read and SSL_write of a TLS server or client is. The hook finds the session's
  * connection in the session map before the call; when its plaintext watch is set (Swift sets
  * `plaintext_watch_…` when the handshake ends), it marks the thread as inside the call, calls
@@ -49,7 +49,7 @@ static inline cnm_connection_head *established(void *ssl, bool received, int *fd
   return head && watch(head, received) != CNM_PLAINTEXT_SWIFT_HOOK ? head : NULL;
 }
 
-/* See cnetmonitor.h. A direction whose watch is not set yet is Swift's parser's, which finds out
+/* See cnm_tls.h. A direction whose watch is not set yet is Swift's parser's, which finds out
  * itself what the bytes are. */
 void cnm_tls_plaintext(cnm_connection_head *head, bool received, const void *buffer, size_t count) {
   uint64_t *counts = (uint64_t *)((unsigned char *)head + tls_bytes_offset);
