@@ -93,10 +93,11 @@ struct RouteRows {
   /// The rows of `http`'s route, when a request to it was counted and remembered.
   func rows(of http: HTTPRecordView) -> (host: Int, endpoint: Int)? {
     guard !routes.isEmpty, http.grpcStatus == nil else { return nil }
-    return http.withRequestText { method, target, host in
-      let request = Request(http, method: method, target: target, host: host)
-      return rows(of: request)
+    var found: (host: Int, endpoint: Int)?
+    http.withRequestText { method, target, host in
+      found = rows(of: Request(http, method: method, target: target, host: host))
     }
+    return found
   }
 
   private func rows(of request: Request) -> (host: Int, endpoint: Int)? {
