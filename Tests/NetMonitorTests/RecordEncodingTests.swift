@@ -105,9 +105,8 @@ struct RecordEncodingTests {
       (-Double.infinity, "null"), (1e20, "1e+20"),
     ])
   func milliseconds(value: Double, expected: String) throws {
-    var writer = JSONWriter()
-    writer.milliseconds(value)
-    #expect(String(decoding: writer.bytes, as: UTF8.self) == expected)
+    let bytes = JSONWriter.bytes { $0.milliseconds(value) }
+    #expect(String(decoding: bytes, as: UTF8.self) == expected)
   }
 
   @Test("integers are exact at the extremes")
@@ -124,6 +123,46 @@ struct RecordEncodingTests {
     #expect(line.contains(#""http_exchanges":-9223372036854775808"#))
     _ = try RecordSamples.foundationObject(line)
     #expect(try Transaction(jsonLine: line) == .connection(record))
+  }
+
+  @Test("integers of every length, and the numbers around each power of ten, are written as Swift writes them")
+  func integerLengths() {
+    var values: [UInt64] = [0, 1, 9, UInt64.max, UInt64.max - 1]
+    var power: UInt64 = 10
+    for _ in 1...19 {
+      values += [power - 1, power, power + 1, power + power / 2]
+      if power > UInt64.max / 10 { break }
+      power *= 10
+    }
+    for value in values {
+      #expect(String(decoding: JSONWriter.bytes { $0.integer(value) }, as: UTF8.self) == String(value))
+      let signed = Int64(truncatingIfNeeded: value)
+      #expect(String(decoding: JSONWriter.bytes { $0.integer(signed) }, as: UTF8.self) == String(signed))
+    }
+  }
+
+  @Test("strings of every length up to 80, plain or with a byte to escape at any place, come out whole")
+  func stringLengths() throws {
+    for length in 0...80 {
+      // Printable ASCII from `#` to `[`: none needs an escape.
+      let plain = String((0..<length).map { Character(UnicodeScalar(UInt8(0x23 + $0 % 57))) })
+      #expect(String(decoding: JSONWriter.bytes { $0.string(plain) }, as: UTF8.self) == "\"" + plain + "\"")
+      for escaped in ["\"", "\\", "\n", "\u{7F}", "é"] {
+        for place in 0..<length {
+          var characters = Array(plain)
+          characters[place] = Character(escaped)
+          let text = String(characters)
+          let object = try RecordSamples.foundationObject(
+            String(decoding: JSONWriter.bytes { writer in
+              writer.beginObject()
+              writer.key("host")
+              writer.string(text)
+              writer.endObject()
+            }, as: UTF8.self))
+          #expect(object["host"] as? String == text)
+        }
+      }
+    }
   }
 
   @Test("hostile strings are escaped into valid JSON and read back unchanged")
@@ -147,16 +186,17 @@ struct RecordEncodingTests {
     let piece = "a\"b\\c\n\u{2028}é🧪\u{FEFF}"
     for prefix in 0..<40 {
       let text = String(repeating: "x", count: prefix) + String(repeating: piece, count: 30)
-      var writer = JSONWriter()
-      writer.beginObject()
-      writer.key("start_unix_ns")
-      writer.integer(UInt64.max)
-      writer.key("target")
-      writer.string(text)
-      writer.key("addresses")
-      writer.strings([text, "", text])
-      writer.endObject()
-      let line = String(decoding: writer.bytes, as: UTF8.self)
+      let bytes = JSONWriter.bytes { writer in
+        writer.beginObject()
+        writer.key("start_unix_ns")
+        writer.integer(UInt64.max)
+        writer.key("target")
+        writer.string(text)
+        writer.key("addresses")
+        writer.strings([text, "", text])
+        writer.endObject()
+      }
+      let line = String(decoding: bytes, as: UTF8.self)
       #expect(line.hasPrefix(#"{"start_unix_ns":18446744073709551615,"target":""#))
       let object = try RecordSamples.foundationObject(line)
       #expect(object["target"] as? String == text)
@@ -166,10 +206,9 @@ struct RecordEncodingTests {
 
   @Test("specific escapes")
   func escapes() {
-    var writer = JSONWriter()
-    writer.string("a\"b\\c\n\u{0}\u{1F}\u{7F}\u{2028}é🧪")
+    let bytes = JSONWriter.bytes { $0.string("a\"b\\c\n\u{0}\u{1F}\u{7F}\u{2028}é🧪") }
     #expect(
-      String(decoding: writer.bytes, as: UTF8.self)
+      String(decoding: bytes, as: UTF8.self)
         == #""a\"b\\c\u000a\u0000\u001f\u007f\u2028é🧪""#)
   }
 

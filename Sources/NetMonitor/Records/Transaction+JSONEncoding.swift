@@ -25,8 +25,10 @@ extension Transaction {
   }
 
   private func appendJSON(to buffer: inout [UInt8], newline: Bool) {
-    var writer = JSONWriter(appendingTo: &buffer)
-    defer { writer.finish(into: &buffer) }
+    JSONWriter.append(to: &buffer) { writeJSON(to: &$0, newline: newline) }
+  }
+
+  private func writeJSON(to writer: inout JSONWriter, newline: Bool) {
     writer.beginObject()
     switch self {
     case .dns(let record):
