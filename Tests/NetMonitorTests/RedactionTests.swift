@@ -183,12 +183,31 @@ struct RedactionTests {
   @Test("the byte rules give what the string rules gave, on 20,000 generated targets (seeded)")
   func sameAsReference() {
     var random = SplitMix64(state: 7)
+    // One memo of name verdicts across them all, as a consumer keeps one for its ring.
+    var names = SecretNameMemo()
     for _ in 0..<20_000 {
       let target = Self.generatedTarget(&random)
       let expected = ReferenceRedaction.redact(target)
       #expect(TargetRedaction.redact(target) == expected, "\(target)")
       let bytes = Array(target.utf8)
       #expect(bytes.withUnsafeBytes { TargetRedaction.redact($0) } == expected, "bytes of \(target)")
+      #expect(bytes.withUnsafeBytes { TargetRedaction.redact($0, names: &names) } == expected, "memo, \(target)")
+    }
+  }
+
+  @Test("targets that grow the most when redacted: every value one byte, the user information empty")
+  func mostGrowth() {
+    var names = SecretNameMemo()
+    for count in [0, 1, 2, 7, 64, 300] {
+      let values = String(repeating: "sid=1&", count: count) + "key=2"
+      for target in [
+        "/?" + values, "/p;" + values.replacingOccurrences(of: "&", with: ";"), "http://:@h/?" + values,
+        "http://@h/;t=1?" + values + "#" + values, "?" + String(repeating: "&", count: count) + "token=x",
+      ] {
+        let expected = ReferenceRedaction.redact(target)
+        #expect(TargetRedaction.redact(target) == expected, "\(target)")
+        #expect(Array(target.utf8).withUnsafeBytes { TargetRedaction.redact($0, names: &names) } == expected)
+      }
     }
   }
 

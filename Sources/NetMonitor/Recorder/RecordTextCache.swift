@@ -9,13 +9,18 @@ struct RecordTextCache {
   private var host = Entry()
   private var peer = PeerAddress()
   private var peerText: String?
+  private var secretNames = SecretNameMemo()
 
   init() {}
 
   mutating func method(_ bytes: UnsafeRawBufferPointer) -> String { method.string(for: bytes) }
   /// The target redacted (`TargetRedaction.redact(_:)`): a repeated target is redacted once.
+  /// A new one is redacted with the verdicts on its parameter names kept from the last targets.
   mutating func redactedTarget(_ bytes: UnsafeRawBufferPointer) -> String {
-    target.string(for: bytes) { TargetRedaction.redact($0) }
+    if let known = target.string(ifSame: bytes) { return known }
+    let redacted = TargetRedaction.redact(bytes, names: &secretNames)
+    target.remember(bytes, as: redacted)
+    return redacted
   }
   mutating func host(_ bytes: UnsafeRawBufferPointer) -> String { host.string(for: bytes) }
 
@@ -34,20 +39,30 @@ struct RecordTextCache {
     var count = -1
     var string = ""
 
-    /// The string of `text`, made with `decode` when the bytes are new.
-    mutating func string(
-      for text: UnsafeRawBufferPointer,
-      decode: (UnsafeRawBufferPointer) -> String = { String(decoding: $0, as: UTF8.self) }
-    ) -> String {
-      guard text.count <= Self.capacity else { return decode(text) }
-      let same =
-        count == text.count
-        && (text.isEmpty || withUnsafeBytes(of: &bytes) { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 })
-      if same { return string }
+    /// The string of `text`, decoded when the bytes are new.
+    mutating func string(for text: UnsafeRawBufferPointer) -> String {
+      if let known = string(ifSame: text) { return known }
+      let decoded = String(decoding: text, as: UTF8.self)
+      remember(text, as: decoded)
+      return decoded
+    }
+
+    /// The string remembered for `text`, when the last bytes were these.
+    mutating func string(ifSame text: UnsafeRawBufferPointer) -> String? {
+      guard count == text.count else { return nil }
+      let same = text.isEmpty || withUnsafeBytes(of: &bytes) { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 }
+      return same ? string : nil
+    }
+
+    /// Remembers `string` as the text of `text`'s bytes (when they are short enough to keep).
+    mutating func remember(_ text: UnsafeRawBufferPointer, as string: String) {
+      guard text.count <= Self.capacity else {
+        count = -1
+        return
+      }
       withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: text) }
       count = text.count
-      string = decode(text)
-      return string
+      self.string = string
     }
   }
 }

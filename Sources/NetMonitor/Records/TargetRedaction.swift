@@ -33,7 +33,7 @@ import Glibc
 /// function is idempotent: `redact(redact(t)) == redact(t)`.
 public enum TargetRedaction {
   /// What replaces a secret value.
-  public static let placeholder = "REDACTED"
+  public static let placeholder = String(describing: placeholderText)
 
   /// Substrings of a name (letters and digits only, lowercased) that mark it as secret.
   public static let secretFragments = fragmentTexts.map(\.description)
@@ -54,7 +54,6 @@ public enum TargetRedaction {
     "key", "sig", "pass", "code", "otp", "pin", "sid", "hmac", "ticket", "assertion", "nonce",
   ]
   private static let authWordExceptionTexts: [StaticString] = ["author", "authors", "authored", "authority"]
-  private static let placeholderBytes = Array(placeholder.utf8)
 
   /// The target with secret-looking values replaced by `placeholder`.
   ///
@@ -70,25 +69,38 @@ public enum TargetRedaction {
   /// that decoded string. The separators are ASCII, and no ASCII byte is ever part of an invalid
   /// sequence, so the parts are the same either way.
   public static func redact(_ target: UnsafeRawBufferPointer) -> String {
+    var names = SecretNameMemo()
+    return redact(target, names: &names)
+  }
+
+  /// The same, the verdicts on parameter names taken from `names` when it has them, and kept there:
+  /// a consumer of one server's records meets the same few names in nearly every target.
+  static func redact(_ target: UnsafeRawBufferPointer, names: inout SecretNameMemo) -> String {
     // Most targets have none of `?`, `#`, `@` and `;`: they come back as they are.
     guard target.contains(where: { $0 == .question || $0 == .hash || $0 == .at || $0 == .semicolon }) else {
       return String(decoding: target, as: UTF8.self)
     }
-    var result: [UInt8] = []
-    result.reserveCapacity(target.count + 16)
-    let pathEnd = target.firstIndex { $0 == .question || $0 == .hash } ?? target.endIndex
-    appendRedactingPath(target[..<pathEnd], to: &result)
-    var start = pathEnd
-    while start < target.endIndex {
-      // `?query` up to `#`, or `#fragment` up to the end.
-      let separator = target[start]
-      let partEnd =
-        separator == .question ? (target[(start + 1)...].firstIndex(ofByte: .hash) ?? target.endIndex) : target.endIndex
-      result.append(separator)
-      appendRedactingParameters(target[(start + 1)..<partEnd], to: &result)
-      start = partEnd
+    // Written on the stack, then made a string: no array allocated, grown or freed. A value
+    // replaced is at least one byte (`=x`: two of the target's for each), the user information at
+    // most once and maybe empty: the placeholder adds at most 8 bytes for each two and once more.
+    let capacity = target.count &+ placeholderText.utf8CodeUnitCount &* (target.count / 2 &+ 2)
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+      var result = RedactedText(scratch)
+      let pathEnd = target.firstIndex { $0 == .question || $0 == .hash } ?? target.endIndex
+      appendRedactingPath(target[..<pathEnd], to: &result, names: &names)
+      var start = pathEnd
+      while start < target.endIndex {
+        // `?query` up to `#`, or `#fragment` up to the end.
+        let separator = target[start]
+        let partEnd =
+          separator == .question
+          ? (target[(start + 1)...].firstIndex(ofByte: .hash) ?? target.endIndex) : target.endIndex
+        result.append(separator)
+        appendRedactingParameters(target[(start + 1)..<partEnd], to: &result, names: &names)
+        start = partEnd
+      }
+      return String(decoding: result.written, as: UTF8.self)
     }
-    return String(decoding: result, as: UTF8.self)
   }
 
   /// Whether a query parameter name looks like it carries a secret (see the type's rules).
@@ -123,11 +135,13 @@ public enum TargetRedaction {
   // MARK: - Parts
 
   /// `name=value&…` with secret values replaced; separators and names kept byte for byte.
-  private static func appendRedactingParameters(_ query: Bytes, to result: inout [UInt8]) {
+  private static func appendRedactingParameters(
+    _ query: Bytes, to result: inout RedactedText, names: inout SecretNameMemo
+  ) {
     var start = query.startIndex
     while true {
       let end = query[start...].firstIndex(ofByte: .ampersand) ?? query.endIndex
-      appendRedactingParameter(query[start..<end], to: &result)
+      appendRedactingParameter(query[start..<end], to: &result, names: &names)
       guard end < query.endIndex else { return }
       result.append(.ampersand)
       start = end + 1
@@ -135,56 +149,92 @@ public enum TargetRedaction {
   }
 
   /// One `name=value`, its value replaced when secret; anything else as it is.
-  private static func appendRedactingParameter(_ parameter: Bytes, to result: inout [UInt8]) {
+  private static func appendRedactingParameter(
+    _ parameter: Bytes, to result: inout RedactedText, names: inout SecretNameMemo
+  ) {
     if let equals = parameter.firstIndex(ofByte: .equals), equals + 1 < parameter.endIndex,
-      isSecretName(parameter[..<equals]) || looksLikeJWT(parameter[(equals + 1)...])
+      names.isSecret(parameter[..<equals]) || looksLikeJWT(parameter[(equals + 1)...])
     {
-      result.append(bytes: parameter[...equals])
-      result.append(contentsOf: placeholderBytes)
+      result.append(parameter[...equals])
+      result.appendPlaceholder()
     } else {
-      result.append(bytes: parameter)
+      result.append(parameter)
     }
   }
 
   /// A path with the values of its secret path parameters replaced: `;name=value`, each up to the
   /// next `;` or `/`.
-  private static func appendRedactingPathParameters(_ path: Bytes, to result: inout [UInt8]) {
+  private static func appendRedactingPathParameters(
+    _ path: Bytes, to result: inout RedactedText, names: inout SecretNameMemo
+  ) {
     var start = path.startIndex
     while let semicolon = path[start...].firstIndex(ofByte: .semicolon) {
-      result.append(bytes: path[start...semicolon])
+      result.append(path[start...semicolon])
       let end = path[(semicolon + 1)...].firstIndex { $0 == .semicolon || $0 == .slash } ?? path.endIndex
-      appendRedactingParameter(path[(semicolon + 1)..<end], to: &result)
+      appendRedactingParameter(path[(semicolon + 1)..<end], to: &result, names: &names)
       start = end
     }
-    result.append(bytes: path[start...])
+    result.append(path[start...])
   }
 
   /// The part before the query: the user information of an absolute-form target
   /// (`scheme://user:password@host/…`) redacted, and the path's secret parameters.
-  private static func appendRedactingPath(_ path: Bytes, to result: inout [UInt8]) {
-    guard let schemeEnd = schemeSeparator(in: path) else { return appendRedactingPathParameters(path, to: &result) }
+  private static func appendRedactingPath(_ path: Bytes, to result: inout RedactedText, names: inout SecretNameMemo) {
+    guard let schemeEnd = schemeSeparator(in: path) else {
+      return appendRedactingPathParameters(path, to: &result, names: &names)
+    }
     let authorityStart = schemeEnd + 3
     let authorityEnd = path[authorityStart...].firstIndex(ofByte: .slash) ?? path.endIndex
     if let at = path[authorityStart..<authorityEnd].lastIndex(of: .at) {
-      result.append(bytes: path[..<authorityStart])
+      result.append(path[..<authorityStart])
       if let colon = path[authorityStart..<at].firstIndex(ofByte: .colon) {
-        result.append(bytes: path[authorityStart...colon])
+        result.append(path[authorityStart...colon])
       }
-      result.append(contentsOf: placeholderBytes)
-      result.append(bytes: path[at..<authorityEnd])
+      result.appendPlaceholder()
+      result.append(path[at..<authorityEnd])
     } else {
-      result.append(bytes: path[..<authorityEnd])
+      result.append(path[..<authorityEnd])
     }
-    appendRedactingPathParameters(path[authorityEnd...], to: &result)
+    appendRedactingPathParameters(path[authorityEnd...], to: &result, names: &names)
   }
 
+  /// The redacted target, written into a buffer on the stack sized for it (``redact(_:names:)``).
+  private struct RedactedText {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: buffer[..<count]) }
+
+    mutating func append(_ byte: UInt8) {
+      precondition(count < buffer.count, "redaction overran its buffer")
+      buffer[count] = byte
+      count += 1
+    }
+
+    mutating func append(_ bytes: Bytes) {
+      guard !bytes.isEmpty else { return }
+      precondition(bytes.count <= buffer.count - count, "redaction overran its buffer")
+      UnsafeMutableRawPointer(buffer.baseAddress! + count).copyMemory(
+        from: bytes.base.baseAddress! + bytes.startIndex, byteCount: bytes.count)
+      count += bytes.count
+    }
+
+    mutating func appendPlaceholder() {
+      placeholderText.withUTF8Buffer { append(UnsafeRawBufferPointer($0)[...]) }
+    }
+  }
+
+  private static let placeholderText: StaticString = "REDACTED"
+
   /// A run of a target's bytes.
-  private typealias Bytes = Slice<UnsafeRawBufferPointer>
+  fileprivate typealias Bytes = Slice<UnsafeRawBufferPointer>
 
   // The bytes of a name or value are decoded into a buffer on the stack, and a name's words
   // into the same buffer after them: nothing allocated per parameter.
 
-  private static func isSecretName(_ name: Bytes) -> Bool {
+  fileprivate static func isSecretName(_ name: Bytes) -> Bool {
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * name.count + 1) { scratch in
       let decoded = percentDecode(name, into: scratch)
       let joined = UnsafeMutableBufferPointer(rebasing: scratch[decoded.count...])
@@ -342,10 +392,45 @@ public enum TargetRedaction {
   }
 }
 
-extension [UInt8] {
-  /// Appends `bytes` with one copy (`append(contentsOf:)` on a slice goes a byte at a time).
-  fileprivate mutating func append(bytes: Slice<UnsafeRawBufferPointer>) {
-    append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes))
+/// What ``TargetRedaction`` said of the last parameter names it read (up to 8, of up to 32 bytes
+/// each): a server's targets vary in their values far more than in their names, and reading a
+/// name (decoding its escapes, splitting it into words, looking for the fragments) cost more than
+/// the rest of a target's redaction. One per record stream: not shared between threads.
+struct SecretNameMemo {
+  private static let slots = 8
+  private static let nameCapacity = 32
+  private var names = InlineArray<256, UInt8>(repeating: 0)
+  /// Each slot's name length; -1 for a slot not used yet.
+  private var lengths = InlineArray<8, Int8>(repeating: -1)
+  /// Bit i: slot i's name is secret.
+  private var secret: UInt8 = 0
+  /// The slot the next new name takes.
+  private var next = 0
+
+  init() {}
+
+  /// ``TargetRedaction/isSecretName(_:)`` of `name`, from the memo when it has the name.
+  fileprivate mutating func isSecret(_ name: Slice<UnsafeRawBufferPointer>) -> Bool {
+    let bytes = UnsafeRawBufferPointer(rebasing: name)
+    guard bytes.count <= Self.nameCapacity else { return TargetRedaction.isSecretName(name) }
+    let found = withUnsafeBytes(of: &names) { names -> Int? in
+      for slot in 0..<Self.slots where Int(lengths[slot]) == bytes.count {
+        if bytes.isEmpty || memcmp(names.baseAddress! + slot * Self.nameCapacity, bytes.baseAddress!, bytes.count) == 0 {
+          return slot
+        }
+      }
+      return nil
+    }
+    if let found { return secret >> UInt8(found) & 1 != 0 }
+    let verdict = TargetRedaction.isSecretName(name)
+    let slot = next
+    next = (next + 1) % Self.slots
+    withUnsafeMutableBytes(of: &names) { names in
+      if !bytes.isEmpty { (names.baseAddress! + slot * Self.nameCapacity).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+    }
+    lengths[slot] = Int8(bytes.count)
+    secret = verdict ? secret | 1 << UInt8(slot) : secret & ~(1 << UInt8(slot))
+    return verdict
   }
 }
 
