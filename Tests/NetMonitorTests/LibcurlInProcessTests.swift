@@ -15,6 +15,7 @@ struct LibcurlInProcessTests {
   static let fetch: Result<Fetch, Error> = Result {
     _ = SharedMonitor.sink  // the monitor is in place before libcurl arrives
     let directory = try TemporaryDirectory("netmonitor-curl", inSharedMemory: false).url
+    defer { try? FileManager.default.removeItem(at: directory) }  // the mapping outlives the file
     let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/curl_fetch.c")
     let library = directory.appendingPathComponent("libcurlfetch.so").path
     let compile = Process()
@@ -59,6 +60,7 @@ struct LibcurlInProcessTests {
     try #require(LoopbackNginx.isInstalled, "nginx is not installed (scripts/install-dependencies installs it)")
     let fetch = try Self.fetch.get()
     let directory = try TemporaryDirectory("netmonitor-tls", inSharedMemory: false).url
+    defer { try? FileManager.default.removeItem(at: directory) }
     let name = LoopbackServer.resolvableName ?? "localhost"
     let tls = try LoopbackServer.makeCertificate(in: directory, names: [name])
     let server = try LoopbackNginx(files: ["page.html": 1024, "large.bin": 300_000], tls: tls)
@@ -75,6 +77,7 @@ struct LibcurlInProcessTests {
   func https(_ secure: Bool) throws {
     let fetch = try Self.fetch.get()
     let directory = try TemporaryDirectory("netmonitor-tls", inSharedMemory: false).url
+    defer { try? FileManager.default.removeItem(at: directory) }
     let name = LoopbackServer.resolvableName ?? "localhost"
     let tls = secure ? try LoopbackServer.makeCertificate(in: directory, names: [name]) : nil
     let server = try LoopbackServer(tls: tls)

@@ -48,6 +48,7 @@ struct PythonInProcessTests {
   func urllib() throws {
     let run = try Self.run.get()
     let directory = try TemporaryDirectory("netmonitor-py", inSharedMemory: false).url
+    defer { try? FileManager.default.removeItem(at: directory) }
     let tls = try LoopbackServer.makeCertificate(in: directory)
     let server = try LoopbackServer(tls: tls)
     let result = directory.appendingPathComponent("result").path

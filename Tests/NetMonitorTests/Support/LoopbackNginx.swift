@@ -68,7 +68,10 @@ final class LoopbackNginx {
     throw LoopbackServer.ServerError(message: "nginx did not start: \((try? String(contentsOfFile: prefix.path + "/error.log", encoding: .utf8)) ?? "")")
   }
 
-  deinit { stop() }
+  deinit {
+    stop()
+    try? FileManager.default.removeItem(at: prefix)
+  }
 
   /// Ends nginx (and its launcher, which then finishes: `elfhook run` writes its last records).
   /// nginx without a master process does not always leave on SIGTERM: a test server has no state
