@@ -1,7 +1,7 @@
 import CoreMetrics
 import Synchronization
 
-/// The instruments `MetricsSink` has made, by name and dimension values, so that a record costs
+/// The instruments `MetricsSink` has made, by name and attributes, so that a record costs
 /// dictionary lookups rather than a factory call per instrument (a Prometheus factory validates
 /// and hashes every label under a lock on each call).
 ///
@@ -11,13 +11,19 @@ import Synchronization
 final class InstrumentCache: Sendable {
   struct Key: Hashable {
     var metric: ElfHookMetric
-    /// Name, value, name, value… in emission order.
-    var dimensions: [String]
+    /// The measurement's attributes, as they are: no array made, no number written as text, to
+    /// look an instrument up (what a record costs `elfhook export --prometheus` is mostly this).
+    var attributes: [MetricAttribute]
 
-    init(_ metric: ElfHookMetric, _ dimensions: [(String, String)]) {
+    init(_ metric: ElfHookMetric, _ attributes: [MetricAttribute]) {
       self.metric = metric
-      self.dimensions = dimensions.flatMap { [$0.0, $0.1] }
+      self.attributes = attributes
     }
+  }
+
+  /// A measurement's attributes as swift-metrics dimensions: names and values as text.
+  static func dimensions(_ attributes: [MetricAttribute]) -> [(String, String)] {
+    attributes.map { ($0.key, $0.text) }
   }
 
   /// Entries kept per kind of instrument.
@@ -30,26 +36,27 @@ final class InstrumentCache: Sendable {
     self.limit = limit
   }
 
-  func timer(_ metric: ElfHookMetric, _ dimensions: [(String, String)], factory: any MetricsFactory) -> CoreMetrics.Timer {
-    let key = Key(metric, dimensions)
+  func timer(_ metric: ElfHookMetric, _ attributes: [MetricAttribute], factory: any MetricsFactory) -> CoreMetrics.Timer {
+    let key = Key(metric, attributes)
     if let timer = timers.withLock({ $0[key] }) { return timer }
-    let timer = CoreMetrics.Timer(label: metric.name, dimensions: dimensions, factory: factory)
+    let timer = CoreMetrics.Timer(label: metric.name, dimensions: Self.dimensions(attributes), factory: factory)
     timers.withLock { if $0.count < limit { $0[key] = timer } }
     return timer
   }
 
-  func recorder(_ metric: ElfHookMetric, _ dimensions: [(String, String)], factory: any MetricsFactory) -> Recorder {
-    let key = Key(metric, dimensions)
+  func recorder(_ metric: ElfHookMetric, _ attributes: [MetricAttribute], factory: any MetricsFactory) -> Recorder {
+    let key = Key(metric, attributes)
     if let recorder = recorders.withLock({ $0[key] }) { return recorder }
-    let recorder = Recorder(label: metric.name, dimensions: dimensions, aggregate: true, factory: factory)
+    let recorder = Recorder(
+      label: metric.name, dimensions: Self.dimensions(attributes), aggregate: true, factory: factory)
     recorders.withLock { if $0.count < limit { $0[key] = recorder } }
     return recorder
   }
 
-  func counter(_ metric: ElfHookMetric, _ dimensions: [(String, String)], factory: any MetricsFactory) -> Counter {
-    let key = Key(metric, dimensions)
+  func counter(_ metric: ElfHookMetric, _ attributes: [MetricAttribute], factory: any MetricsFactory) -> Counter {
+    let key = Key(metric, attributes)
     if let counter = counters.withLock({ $0[key] }) { return counter }
-    let counter = Counter(label: metric.name, dimensions: dimensions, factory: factory)
+    let counter = Counter(label: metric.name, dimensions: Self.dimensions(attributes), factory: factory)
     counters.withLock { if $0.count < limit { $0[key] = counter } }
     return counter
   }

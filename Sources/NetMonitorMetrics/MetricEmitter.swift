@@ -10,23 +10,24 @@ struct MetricEmitter {
 
   func emit(_ measurement: MetricMeasurement) {
     let metric = measurement.metric
-    let dimensions = measurement.attributes.map { ($0.key, $0.text) }
+    let attributes = measurement.attributes
     switch measurement.amount {
     case .milliseconds(let milliseconds):
       guard let nanoseconds = MetricAttributes.nanoseconds(milliseconds: milliseconds) else { return }
       let timer =
-        cache?.timer(metric, dimensions, factory: factory)
-        ?? Timer(label: metric.name, dimensions: dimensions, factory: factory)
+        cache?.timer(metric, attributes, factory: factory)
+        ?? Timer(label: metric.name, dimensions: InstrumentCache.dimensions(attributes), factory: factory)
       timer.recordNanoseconds(nanoseconds)
     case .bytes(let bytes):
       let recorder =
-        cache?.recorder(metric, dimensions, factory: factory)
-        ?? Recorder(label: metric.name, dimensions: dimensions, aggregate: true, factory: factory)
+        cache?.recorder(metric, attributes, factory: factory)
+        ?? Recorder(
+          label: metric.name, dimensions: InstrumentCache.dimensions(attributes), aggregate: true, factory: factory)
       recorder.record(bytes)
     case .one:
       let counter =
-        cache?.counter(metric, dimensions, factory: factory)
-        ?? Counter(label: metric.name, dimensions: dimensions, factory: factory)
+        cache?.counter(metric, attributes, factory: factory)
+        ?? Counter(label: metric.name, dimensions: InstrumentCache.dimensions(attributes), factory: factory)
       counter.increment()
     }
   }
