@@ -47,20 +47,22 @@ final class RingSource: RecordSource {
 
   func nextBatch(maxSpans: Int, atEnd: Bool) throws -> SourceBatch? {
     let first = ring.readPosition
-    let slots = ring.peekPublished(limit: 4 * maxSpans)
-    guard !slots.isEmpty else { return nil }
     var records: [SourcedRecord] = []
     var spans = 0
     var used = 0
-    for (index, slot) in slots.enumerated() {
+    // Slots are decoded as the batch takes them, up to 4 × maxSpans of them (records without a
+    // span count too): none is decoded to be left for the next batch but the one that did not fit.
+    ring.peekPublished { slot in
       if let transaction = slot {
-        let record = SourcedRecord(transaction: transaction, position: first &+ UInt64(index))
-        if spans + record.spanCount > maxSpans && !records.isEmpty { break }
+        let record = SourcedRecord(transaction: transaction, position: first &+ UInt64(used))
+        if spans + record.spanCount > maxSpans && !records.isEmpty { return false }
         spans += record.spanCount
         records.append(record)
       }
-      used = index + 1
+      used += 1
+      return used < 4 * maxSpans
     }
+    guard used > 0 else { return nil }
     var after = cursor
     after.offset = first &+ UInt64(used)
     return SourceBatch(records: records, cursorAfter: after, slotCount: used)

@@ -119,13 +119,24 @@ public final class RecordRing {
   /// (`drain` passes such slots over too). Stops at the first slot not yet published.
   public func peekPublished(limit: Int) -> [Transaction?] {
     var slots: [Transaction?] = []
-    var position = cnm_queue_read_position(queue)
-    let end = cnm_queue_write_position(queue)
-    while slots.count < limit, position != end, let slot = cnm_queue_published_slot(queue, position) {
-      slots.append(RawRecord.transaction(at: slot, process: process, cache: &textCache))
-      position &+= 1
+    peekPublished { slot in
+      slots.append(slot)
+      return slots.count < limit
     }
     return slots
+  }
+
+  /// The same, one slot at a time: `body` gets each slot's record (or `nil`) from the read position
+  /// on, until it returns false or a slot is not published yet. A record is decoded only when
+  /// `body` is about to get it: a consumer that stops at a budget (an exporter's batch of spans)
+  /// decodes no record it will not take.
+  public func peekPublished(_ body: (Transaction?) -> Bool) {
+    var position = cnm_queue_read_position(queue)
+    let end = cnm_queue_write_position(queue)
+    while position != end, let slot = cnm_queue_published_slot(queue, position) {
+      guard body(RawRecord.transaction(at: slot, process: process, cache: &textCache)) else { return }
+      position &+= 1
+    }
   }
 
   /// Frees the `count` oldest slots for the producer, after ``peekPublished(limit:)`` returned at
