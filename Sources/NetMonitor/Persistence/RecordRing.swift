@@ -119,6 +119,7 @@ public final class RecordRing {
   /// (`drain` passes such slots over too). Stops at the first slot not yet published.
   public func peekPublished(limit: Int) -> [Transaction?] {
     var slots: [Transaction?] = []
+    guard limit > 0 else { return slots }
     peekPublished { slot in
       slots.append(slot)
       return slots.count < limit
