@@ -19,6 +19,14 @@ final class InstrumentCache: Sendable {
       self.metric = metric
       self.attributes = attributes
     }
+
+    /// The metric and the attributes' values: their names are the metric's dimension names, the
+    /// same text in every key (`==` still compares them).
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(metric)
+      hasher.combine(attributes.count)
+      for attribute in attributes { hasher.combine(attribute.value) }
+    }
   }
 
   /// A measurement's attributes as swift-metrics dimensions: names and values as text.
