@@ -296,6 +296,8 @@ struct JSONWriter {
     return found == 0 ? count : last &+ found.trailingZeroBitCount / 8
   }
 
+  /// Whether `byte` is not printable ASCII, or is `"` or `\`: one that may need an escape (every
+  /// ASCII one of them does; of the bytes beyond ASCII, `appendEscaped` tells).
   @inline(__always)
   private static func needsEscape(_ byte: UInt8) -> Bool {
     byte &- 0x20 >= 0x5F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
@@ -347,12 +349,12 @@ struct JSONWriter {
     while index < count {
       let byte = utf8[index]
       // Printable ASCII but `"` and `\`: most bytes, passed over in this one test.
-      if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+      guard Self.needsEscape(byte) else {
         index += 1
         continue
       }
       let escapeLength: Int
-      if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte == 0x7F {
+      if byte < 0x80 {
         escapeLength = 1
       } else if byte == 0xE2, index + 2 < count, utf8[index + 1] == 0x80,
         utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9
