@@ -152,8 +152,8 @@ let package = Package(
     .testTarget(
       name: "NetMonitorTests", dependencies: ["NetMonitor", "TestSupport"], exclude: [
         "Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c",
-        "Support/split_thread_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
-        "Support/grpc_calls.py", "Support/tls_get.c", "Support/tls_pair.c",
+        "Support/split_thread_client.c", "Support/upgrade_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
+        "Support/grpc_calls.py", "Support/tls_get.c", "Support/tls_pair.c", "Support/H2cClient.java",
       ]),
   ]
 )

@@ -696,12 +696,15 @@ static ch2_status literal_field(ch2_hpack_decoder *decoder, block_cursor *cursor
   return field == FIELD_NONE ? CH2_OK : record_literal(decoder, recorder, field, value);
 }
 
-/* A dynamic table size update (§6.3). */
+/* A dynamic table size update (§6.3), followed up to the size kept here whatever SETTINGS said: the
+ * decoding side's SETTINGS_HEADER_TABLE_SIZE bounds it, but a setting may not be read yet when the
+ * update comes (sent by a thread preempted before its hook read it, or in an h2c upgrade request's
+ * HTTP2-Settings header, read after the answer by a client that reads on another thread), and the
+ * peer's decoder is the one to refuse an update beyond it. */
 static ch2_status size_update(ch2_hpack_decoder *decoder, block_cursor *cursor) {
   uint32_t size;
   ch2_status status = read_integer(cursor, 5, &size);
   if (status != CH2_OK) return status;
-  if (size > decoder->limit) return CH2_HPACK_BAD_SIZE_UPDATE;
   if (size > CH2_HPACK_TABLE_SIZE) return CH2_TABLE_TOO_LARGE;
   if (size != decoder->max_size) resize(decoder, size);
   return CH2_OK;
@@ -1137,7 +1140,6 @@ void ch2_fields_clear(ch2_fields *fields) { clear_fields_except(fields, 0); }
 /* See chttp2.h: scalars only, so the rings' pages stay untouched until entries come. */
 void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->max_size = 4096;
-  decoder->limit = 4096;
   decoder->size = 0;
   decoder->count = 0;
   decoder->oldest = 0;
@@ -1155,9 +1157,6 @@ void ch2_hpack_init(ch2_hpack_decoder *decoder) {
   decoder->replay_steady = 0;
   ch2_fields_clear(&decoder->fields);
 }
-
-/* See chttp2.h. */
-void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size) { decoder->limit = size; }
 
 /* See chttp2.h. */
 ch2_status ch2_hpack_decode(ch2_hpack_decoder *decoder, const uint8_t *block, size_t length) {

@@ -158,18 +158,13 @@ static void end_streams(const reading *read, uint32_t last, int opened_by_client
   }
 }
 
-/* SETTINGS and GOAWAY (PING and WINDOW_UPDATE on stream 0 say nothing a record needs). Out of
- * line: a connection's own frames are few beside its streams'. */
+/* GOAWAY: the streams the other side opened past the last one the sender processed never will be.
+ * (SETTINGS, PING and WINDOW_UPDATE on stream 0 say nothing a record needs: the decoders follow
+ * the encoders' size updates, hpack.c.) Out of line: a connection's own frames are few beside its
+ * streams'. */
 __attribute__((noinline)) static void connection_frame(const reading *read, const ch2_event *event, int requests) {
   ch2_connection *connection = read->connection;
-  if (event->type == CH2_SETTINGS) {
-    /* The sender's decoder allows the other direction's encoder a table this large: only ever
-     * raised here, so that blocks sent before the sender's setting was acknowledged still read. */
-    if (event->header_table_size == UINT32_MAX) return;
-    ch2_hpack_decoder *decoder = &direction(connection, !requests)->decoder;
-    if (event->header_table_size > decoder->limit) ch2_hpack_set_limit(decoder, event->header_table_size);
-  } else if (event->type == CH2_GOAWAY) {
-    /* The streams the other side opened past the last one the sender processed never will be. */
+  if (event->type == CH2_GOAWAY) {
     end_streams(read, event->last_stream_id, !requests,
                 requests ? &connection->recorded_by_requests : &connection->recorded_by_responses);
   }

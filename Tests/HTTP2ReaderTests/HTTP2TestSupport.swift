@@ -89,17 +89,15 @@ func normalizedFieldsLine(_ line: Substring) -> String {
 final class HPACKDecoder {
   let state = UnsafeMutablePointer<ch2_hpack_decoder>.allocate(capacity: 1)
 
-  init(limit: UInt32 = 4096, keepsTable: Bool = false) {
+  init(keepsTable: Bool = false) {
     ch2_hpack_init(state)
-    ch2_hpack_set_limit(state, limit)
     if keepsTable { state.pointee.lazy_allowed = 0 }
   }
-  /// A fresh decoder again, with the same limit and keeping, and the counters kept.
+  /// A fresh decoder again, with the same keeping, and the counters kept.
   func reset() {
-    let (limit, allowed) = (state.pointee.limit, state.pointee.lazy_allowed)
+    let allowed = state.pointee.lazy_allowed
     let (logged, rebuilds) = (state.pointee.blocks_logged, state.pointee.table_rebuilds)
     ch2_hpack_init(state)
-    state.pointee.limit = limit
     state.pointee.lazy_allowed = allowed
     state.pointee.blocks_logged = logged
     state.pointee.table_rebuilds = rebuilds
@@ -205,9 +203,9 @@ let clientPreface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
 /// What reading `bytes` in the chunks between `cuts` gives: the events' lines and, after each
 /// block, the fields the decoder read from it (a decoding error as "error <status>").
-func readAndDecode(_ bytes: [UInt8], expectPreface: Bool, cuts: [Int] = [], limit: UInt32 = 16384) -> [String] {
+func readAndDecode(_ bytes: [UInt8], expectPreface: Bool, cuts: [Int] = []) -> [String] {
   let reader = FrameReader(expectPreface: expectPreface)
-  let decoder = HPACKDecoder(limit: limit)
+  let decoder = HPACKDecoder()
   var lines: [String] = []
   var decoding = true
   reader.feed(bytes, cuts: cuts) { event in

@@ -192,6 +192,32 @@ struct HTTP2Tests {
     #expect(Self.connections(records).first?.httpExchanges == 2)
   }
 
+  /// Java's HttpClient asks for h2c with an upgrade whose HTTP2-Settings announce a 16 KiB header
+  /// table (the server's encoder resizes to it in its first block), sends on one thread and reads
+  /// on another (the 101 is often read before the request's hook ran: `SplitThreadClientTests`
+  /// makes that certain), then multiplexes eight streams and posts.
+  @Test("Java's HttpClient over h2c: the upgrade's 101 exchange, then one record per stream")
+  func javaUpgrade() throws {
+    let (server, port) = try Self.pythonServer()
+    defer { server.closeInput() }
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/H2cClient.java")
+    let (status, records, stderr) = try Self.run(["/usr/bin/java", source.path, "http://127.0.0.1:\(port)"])
+    #expect(status == 0, "\(stderr)")
+    let exchanges = Self.http(records).sorted { ($0.streamId ?? 0, $0.startUnixNs) < ($1.streamId ?? 0, $1.startUnixNs) }
+    let paths = ["/first?size=10"] + (0..<8).map { "/c\($0)?size=\(100 + $0)" } + ["/post?size=3"]
+    try #require(exchanges.count == 11, "\(exchanges)")
+    #expect(exchanges[0].httpProtocol == .http11 && exchanges[0].status == 101 && exchanges[0].target == paths[0])
+    let streams = Array(exchanges.dropFirst())
+    let odd: [UInt32?] = (0..<10).map { UInt32(2 * $0 + 1) }
+    #expect(streams.map(\.streamId) == odd)
+    #expect(Set(streams.map(\.target)) == Set(paths) && streams[0].target == paths[0])
+    #expect(streams.allSatisfy { $0.httpProtocol == .h2 && $0.status == 200 && $0.responseComplete == true })
+    let methods = Array(repeating: "GET", count: 9) + ["POST"]
+    #expect(streams.map(\.method) == methods)
+    let connection = Self.connections(records).first
+    #expect(connection?.httpExchanges == 11 && connection?.httpError == nil)
+  }
+
   @Test("a stream reset, padded DATA, and a 20 KB header list over HEADERS and CONTINUATION")
   func misbehavingServer() throws {
     let (server, port) = try Self.pythonServer()

@@ -65,7 +65,7 @@ typedef enum ch2_status {
   CH2_HPACK_BAD_INTEGER,  /* an integer that overflows 32 bits, or ends with the block */
   CH2_HPACK_BAD_STRING,   /* a string longer than what is left of the block */
   CH2_HPACK_BAD_HUFFMAN,  /* EOS inside a string, padding longer than 7 bits or not all ones */
-  CH2_HPACK_BAD_SIZE_UPDATE, /* a size update above the limit the peer allowed, or after a field */
+  CH2_HPACK_BAD_SIZE_UPDATE, /* a size update after a field */
   CH2_TABLE_TOO_LARGE,    /* a size update above CH2_HPACK_TABLE_SIZE: valid, but not kept here */
 } ch2_status;
 
@@ -120,8 +120,6 @@ size_t ch2_huffman_decode_text(const uint8_t *code, size_t length, uint8_t *text
  * Layout private to hpack.c. */
 typedef struct ch2_hpack_decoder {
   uint32_t max_size;   /* the table's maximum size now (size updates; 4096 at first) */
-  uint32_t limit;      /* the largest size update allowed: SETTINGS_HEADER_TABLE_SIZE of the
-                          decoding side (4096 at first) */
   uint32_t size;       /* the entries' RFC 7541 size */
   uint32_t count;      /* entries in the table */
   uint32_t oldest;     /* slot of the oldest entry in `entries` (a ring of max_size / 32 slots) */
@@ -175,10 +173,6 @@ typedef struct ch2_hpack_decoder {
 
 /* A fresh decoder: an empty table of maximum size 4096 and an empty memo (scalars only). */
 void ch2_hpack_init(ch2_hpack_decoder *decoder);
-
-/* The decoding side announced SETTINGS_HEADER_TABLE_SIZE `size`: the largest size update allowed
- * from now on. (RFC 7541 §4.2: the table changes size only by size updates in a block.) */
-void ch2_hpack_set_limit(ch2_hpack_decoder *decoder, uint32_t size);
 
 /* Decodes one complete header block: updates the dynamic table exactly as the peer's encoder did
  * (every literal with incremental indexing inserted, size updates applied, whatever its name), and

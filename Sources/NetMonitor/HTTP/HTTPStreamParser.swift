@@ -242,11 +242,13 @@ public struct HTTPStreamParser: Sendable {
   }
 
   /// Stops parsing: the connection now carries another protocol (the other direction's parser reported
-  /// ``HTTPStreamEvent/switchedProtocols``). The rest of the stream is ignored.
-  public mutating func enterTunnel() {
+  /// ``HTTPStreamEvent/switchedProtocols``). The rest of the stream is ignored, from byte `start`
+  /// of the bytes of the last ``feed(_:as:onEvent:)`` call (``tunnelStart``): 0 before the next
+  /// call's, their count after the last call's.
+  public mutating func enterTunnel(at start: Int = 0) {
     if phase != .gaveUp {
       phase = .tunnel
-      scanBytes = 0
+      scanBytes = UInt32(truncatingIfNeeded: start)
     }
   }
 

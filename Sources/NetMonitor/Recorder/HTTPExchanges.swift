@@ -81,6 +81,11 @@ struct HTTPExchanges {
   var recordedAtFinish: UInt32 = 0
   /// Responses parked for their requests (the response direction's).
   var responsesParked: UInt32 = 0
+  /// 0, or how many requests come before the connection switches protocols: a 101 (or a
+  /// CONNECT's 2xx) answered the last of them. Published by the response direction; the request
+  /// direction enters the tunnel itself, once it has read that request, which may be after the
+  /// answer (see `responseEvent`).
+  var requestsBeforeTunnel: UInt32 = 0
   /// Exchanges the hooks record themselves while they repeat (``ExchangeReplay``): read and
   /// written at every call Swift sees, so with the counters, in the lines the hooks prefetch.
   var replay = ExchangeReplay()
@@ -116,10 +121,24 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
   /// Bytes of the request direction (a client's writes, a server's reads).
   func requestBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64, context: ExchangeContext) {
     guard !pointee.requests.hasGivenUp else { return }
+    if enterAnsweredTunnel(at: 0) { return }
     // The head the events come with is the parser's own: read in place, never copied whole.
     pointer(to: \.requests)!.pointee.feed(bytes, as: .requests) { event, head in
       requestEvent(event, head: head, now: now, context: context)
     }
+    // Its answer was read first: these bytes ended the request, and the tunnel begins after them.
+    // (A client sends nothing after a request for an upgrade until it is answered.)
+    _ = enterAnsweredTunnel(at: bytes.count)
+  }
+
+  /// Switches the request direction to the tunnel a 101 (or a CONNECT's 2xx) opened once it has
+  /// read the request that answer ends (``HTTPExchanges/requestsBeforeTunnel``), the tunnel
+  /// beginning at byte `start` of the bytes fed last; true when it did.
+  private func enterAnsweredTunnel(at start: Int) -> Bool {
+    let before = cnm_load_u32(pointer(to: \.requestsBeforeTunnel)!)
+    guard before != 0, pointee.requestsBegun >= before, pointee.requests.isBetweenMessages else { return false }
+    pointee.requests.enterTunnel(at: start)
+    return true
   }
 
   /// Bytes of the response direction (a client's reads, a server's writes).
@@ -309,7 +328,10 @@ extension UnsafeMutablePointer where Pointee == HTTPExchanges {
     case .headComplete, .gaveUp:
       break
     case .switchedProtocols:
-      pointee.requests.enterTunnel()
+      // The request direction switches on its own thread once it has read the request this
+      // answered, which a client that reads on another thread (Java's HttpClient) may not have
+      // yet: switching it here would take that request's bytes for the tunnel's.
+      cnm_store_u32(pointer(to: \.requestsBeforeTunnel)!, pointee.responsesEnded)
     case .messageComplete(let total), .messageIncomplete(let total):
       if status >= 100 && status < 200 && status != 101 {
         pointee.informationalBytes &+= total
