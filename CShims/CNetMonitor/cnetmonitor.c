@@ -171,6 +171,7 @@ bool cnm_table_set_up(size_t slot_size) {
 
 __thread void *cnm_current_ssl __attribute__((tls_model("initial-exec")));
 __thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")));
+__thread uint8_t cnm_current_ssl_call __attribute__((tls_model("initial-exec")));
 __thread void *cnm_unjoined_ssl __attribute__((tls_model("initial-exec")));
 __thread uint64_t cnm_unjoined_ssl_start __attribute__((tls_model("initial-exec")));
 __thread int cnm_hello_fd __attribute__((tls_model("initial-exec")));

@@ -4,8 +4,10 @@
  * `plaintext_watch_…` when the handshake ends), it marks the thread as inside the call, calls
  * the original, and hands what moved to the reader the watch names. Anything else — a handshake
  * under way, a session not paired yet, a memory BIO waiting to be joined, a connection of another
- * kind — goes to Swift's hook of the same call, which does all of it as before. A nested call (the
- * library calling its own hooked function) calls through: the outer hook counts.
+ * kind — goes to Swift's hook of the same call, which does all of it as before. A call nested in
+ * one of its kind on the session (the library calling its own hooked function) calls through:
+ * the outer hook counts; a write inside a read, or a read inside a write, is the application's,
+ * from a callback, and is read (cnm_tls.h).
  *
  * errno is the original's: it is put back after the plaintext is read. Nothing here allocates,
  * locks or reads the clock before the call. */
@@ -67,17 +69,21 @@ void cnm_tls_plaintext(cnm_connection_head *head, bool received, const void *buf
 typedef struct inside {
   void *ssl;
   uint64_t start;
+  uint8_t call;
 } inside;
 
-static inline inside enter(void *ssl) {
-  inside previous = {cnm_current_ssl, cnm_current_ssl_start};
-  cnm_set_current_ssl(ssl, CNM_SSL_START_UNREAD);
+static inline inside enter(void *ssl, uint8_t call) {
+  inside previous = {cnm_current_ssl, cnm_current_ssl_start, cnm_current_ssl_call};
+  cnm_set_current_ssl(ssl, CNM_SSL_START_UNREAD, call);
   return previous;
 }
 
-static inline void leave(inside previous) { cnm_set_current_ssl(previous.ssl, previous.start); }
+static inline void leave(inside previous) { cnm_set_current_ssl(previous.ssl, previous.start, previous.call); }
 
-static inline bool nested(const void *ssl) { return cnm_current_ssl == ssl && cnm_current_ssl_start != 0; }
+/* Inside a call of the same kind on `ssl` (CNM_SSL_CALL_READ or _WRITE: cnm_tls.h). */
+static inline bool nested(const void *ssl, uint8_t call) {
+  return cnm_current_ssl == ssl && cnm_current_ssl_start != 0 && cnm_current_ssl_call == call;
+}
 
 /* `count` plaintext bytes moved on the connection `fd`, `id`: read, if the descriptor still is that
  * connection after the call. */
@@ -92,52 +98,52 @@ static inline void moved(int fd, uint64_t id, bool received, const void *buffer,
 /* The four hooks of one library: `originals` is where the engine keeps the originals (a
  * cnm_original_functions or a cnm_linked_openssl_originals, whose data calls have the same names),
  * `slow` the index of Swift's hooks. */
-#define SSL_DATA_HOOKS(prefix, originals, slow)                                                                  \
-  static int prefix##_read(void *ssl, void *buffer, int count) {                                                \
-    int fd;                                                                                                      \
-    uint64_t id;                                                                                                 \
-    if (nested(ssl)) return originals.SSL_read(ssl, buffer, count);                                              \
-    if (!established(ssl, true, &fd, &id)) return slow_paths[slow].SSL_read(ssl, buffer, count);                 \
-    inside previous = enter(ssl);                                                                                \
-    int result = originals.SSL_read(ssl, buffer, count);                                                         \
-    leave(previous);                                                                                             \
-    moved(fd, id, true, buffer, result > 0 ? (size_t)result : 0);                                                \
-    return result;                                                                                               \
-  }                                                                                                              \
-  static int prefix##_read_ex(void *ssl, void *buffer, size_t count, size_t *read) {                            \
-    int fd;                                                                                                      \
-    uint64_t id;                                                                                                 \
-    if (nested(ssl)) return originals.SSL_read_ex(ssl, buffer, count, read);                                     \
-    if (!established(ssl, true, &fd, &id)) return slow_paths[slow].SSL_read_ex(ssl, buffer, count, read);        \
-    inside previous = enter(ssl);                                                                                \
-    int result = originals.SSL_read_ex(ssl, buffer, count, read);                                                \
-    leave(previous);                                                                                             \
-    moved(fd, id, true, buffer, result == 1 && read ? *read : 0);                                                \
-    return result;                                                                                               \
-  }                                                                                                              \
-  static int prefix##_write(void *ssl, const void *buffer, int count) {                                         \
-    int fd;                                                                                                      \
-    uint64_t id;                                                                                                 \
-    if (nested(ssl)) return originals.SSL_write(ssl, buffer, count);                                             \
-    if (!established(ssl, false, &fd, &id)) return slow_paths[slow].SSL_write(ssl, buffer, count);               \
-    inside previous = enter(ssl);                                                                                \
-    int result = originals.SSL_write(ssl, buffer, count);                                                        \
-    leave(previous);                                                                                             \
-    moved(fd, id, false, buffer, result > 0 ? (size_t)result : 0);                                               \
-    return result;                                                                                               \
-  }                                                                                                              \
-  static int prefix##_write_ex(void *ssl, const void *buffer, size_t count, size_t *written) {                  \
-    int fd;                                                                                                      \
-    uint64_t id;                                                                                                 \
-    if (nested(ssl)) return originals.SSL_write_ex(ssl, buffer, count, written);                                 \
-    if (!established(ssl, false, &fd, &id)) return slow_paths[slow].SSL_write_ex(ssl, buffer, count, written);   \
-    inside previous = enter(ssl);                                                                                \
-    int result = originals.SSL_write_ex(ssl, buffer, count, written);                                            \
-    leave(previous);                                                                                             \
-    moved(fd, id, false, buffer, result == 1 && written ? *written : 0);                                         \
-    return result;                                                                                               \
-  }                                                                                                              \
-  static const cnm_ssl_data_calls prefix##_hooks = {prefix##_read, prefix##_read_ex, prefix##_write,             \
+#define SSL_DATA_HOOKS(prefix, originals, slow)                                                                   \
+  static int prefix##_read(void *ssl, void *buffer, int count) {                                                  \
+    int fd;                                                                                                       \
+    uint64_t id;                                                                                                  \
+    if (nested(ssl, CNM_SSL_CALL_READ)) return originals.SSL_read(ssl, buffer, count);                            \
+    if (!established(ssl, true, &fd, &id)) return slow_paths[slow].SSL_read(ssl, buffer, count);                  \
+    inside previous = enter(ssl, CNM_SSL_CALL_READ);                                                              \
+    int result = originals.SSL_read(ssl, buffer, count);                                                          \
+    leave(previous);                                                                                              \
+    moved(fd, id, true, buffer, result > 0 ? (size_t)result : 0);                                                 \
+    return result;                                                                                                \
+  }                                                                                                               \
+  static int prefix##_read_ex(void *ssl, void *buffer, size_t count, size_t *read) {                              \
+    int fd;                                                                                                       \
+    uint64_t id;                                                                                                  \
+    if (nested(ssl, CNM_SSL_CALL_READ)) return originals.SSL_read_ex(ssl, buffer, count, read);                   \
+    if (!established(ssl, true, &fd, &id)) return slow_paths[slow].SSL_read_ex(ssl, buffer, count, read);         \
+    inside previous = enter(ssl, CNM_SSL_CALL_READ);                                                              \
+    int result = originals.SSL_read_ex(ssl, buffer, count, read);                                                 \
+    leave(previous);                                                                                              \
+    moved(fd, id, true, buffer, result == 1 && read ? *read : 0);                                                 \
+    return result;                                                                                                \
+  }                                                                                                               \
+  static int prefix##_write(void *ssl, const void *buffer, int count) {                                           \
+    int fd;                                                                                                       \
+    uint64_t id;                                                                                                  \
+    if (nested(ssl, CNM_SSL_CALL_WRITE)) return originals.SSL_write(ssl, buffer, count);                          \
+    if (!established(ssl, false, &fd, &id)) return slow_paths[slow].SSL_write(ssl, buffer, count);                \
+    inside previous = enter(ssl, CNM_SSL_CALL_WRITE);                                                             \
+    int result = originals.SSL_write(ssl, buffer, count);                                                         \
+    leave(previous);                                                                                              \
+    moved(fd, id, false, buffer, result > 0 ? (size_t)result : 0);                                                \
+    return result;                                                                                                \
+  }                                                                                                               \
+  static int prefix##_write_ex(void *ssl, const void *buffer, size_t count, size_t *written) {                    \
+    int fd;                                                                                                       \
+    uint64_t id;                                                                                                  \
+    if (nested(ssl, CNM_SSL_CALL_WRITE)) return originals.SSL_write_ex(ssl, buffer, count, written);              \
+    if (!established(ssl, false, &fd, &id)) return slow_paths[slow].SSL_write_ex(ssl, buffer, count, written);    \
+    inside previous = enter(ssl, CNM_SSL_CALL_WRITE);                                                             \
+    int result = originals.SSL_write_ex(ssl, buffer, count, written);                                             \
+    leave(previous);                                                                                              \
+    moved(fd, id, false, buffer, result == 1 && written ? *written : 0);                                          \
+    return result;                                                                                                \
+  }                                                                                                               \
+  static const cnm_ssl_data_calls prefix##_hooks = {prefix##_read, prefix##_read_ex, prefix##_write,              \
                                                      prefix##_write_ex};
 
 SSL_DATA_HOOKS(shared, cnm_originals, 0)

@@ -99,6 +99,8 @@ struct RecordLayoutTests {
     #expect(UInt8(CNM_PHASE_FAILED) == ConnectionCore.Phase.failed)
     #expect(UInt8(CNM_ERROR_CALL_CONNECT) == HookedCall.connect.rawValue)
     #expect(UInt8(CNM_HTTP_11) == RawRecord.HTTPVersion.http11)
+    let calls = [CNM_SSL_CALL_HANDSHAKE, CNM_SSL_CALL_READ, CNM_SSL_CALL_WRITE].map { UInt8($0) }
+    #expect(TLSSession.Call.allCases.map(\.rawValue) == calls)
 
     typealias CH = MemoryLayout<cnm_http_head>
     typealias SH = MemoryLayout<HTTPHead>

@@ -154,6 +154,40 @@ struct TLSStackTests {
     #expect((connections.first?.tlsBytesReceived ?? 0) > 7000)
   }
 
+  /// Node's `fetch` (undici) writes its request from the `secureConnect` callback, which runs
+  /// inside the SSL_read that ends the handshake: an SSL_write nested in an SSL_read, the
+  /// application's, not the library's own.
+  @Test("node fetch: the request written from inside the SSL_read that ends the handshake is read")
+  func nodeFetch() throws {
+    let node = try Self.node().path
+    let scratch = try TemporaryDirectory("tls")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let script = """
+      (async () => {
+        for (const path of ['/bytes/5?i=1', '/bytes/300?i=2']) {
+          const response = await fetch('https://localhost:\(server.port)' + path);
+          console.log(path, response.status, (await response.arrayBuffer()).byteLength);
+        }
+      })();
+      """
+    // undici reads its CA certificates once, from the environment node started with.
+    var environment = ProcessInfo.processInfo.environment
+    environment["NODE_EXTRA_CA_CERTS"] = tls.certificate
+    let run = try Self.compare([node, "-e", script], scratch: scratch, environment: environment)
+    #expect(run.monitored.status == 0, "\(run.monitored.stderr)")
+    #expect(run.monitored.stdout == run.plain.stdout && !run.monitored.stdout.isEmpty, "\(run.plain.stderr)")
+    let exchanges = InjectionTests.httpRecords(run.records, port: server.port)
+    #expect(exchanges.map(\.method) == ["GET", "GET"] && exchanges.map(\.status) == [200, 200], "\(run.records)")
+    #expect(exchanges.map(\.target) == ["/bytes/5?i=1", "/bytes/300?i=2"])
+    // Every request's plaintext counted, on whichever connection undici sent it.
+    let connections = InjectionTests.connectionRecords(run.records, port: server.port)
+    #expect(connections.reduce(0) { $0 + ($1.httpExchanges ?? 0) } == 2, "\(connections)")
+    let sent = exchanges.reduce(0) { $0 + $1.requestBytes }
+    #expect(sent > 0 && connections.reduce(0) { $0 + ($1.tlsBytesSent ?? 0) } == sent, "\(connections)")
+  }
+
   @Test("node https server (OpenSSL linked into node, or libnode's libssl): curl's request is a server-side https record")
   func nodeServer() throws {
     let node = try Self.node().path

@@ -16,12 +16,24 @@
 
 extern __thread void *cnm_current_ssl __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t cnm_current_ssl_start __attribute__((tls_model("initial-exec")));
+extern __thread uint8_t cnm_current_ssl_call __attribute__((tls_model("initial-exec")));
 static inline void *cnm_get_current_ssl(void) { return cnm_current_ssl; }
 static inline uint64_t cnm_get_current_ssl_start(void) { return cnm_current_ssl_start; }
-static inline void cnm_set_current_ssl(void *ssl, uint64_t start) {
+static inline uint8_t cnm_get_current_ssl_call(void) { return cnm_current_ssl_call; }
+static inline void cnm_set_current_ssl(void *ssl, uint64_t start, uint8_t call) {
   cnm_current_ssl = ssl;
   cnm_current_ssl_start = start;
+  cnm_current_ssl_call = call;
 }
+
+/* The kind of the hooked call on cnm_current_ssl the thread is inside. A call of the same kind on
+ * the same session inside it is the library's own (SSL_connect calling SSL_do_handshake) and only
+ * calls through; one of another kind is the application's, made from a callback of the outer
+ * call, and is read like any other (Node writes a request from inside the SSL_read that ends
+ * its handshake). */
+#define CNM_SSL_CALL_HANDSHAKE 0
+#define CNM_SSL_CALL_READ 1
+#define CNM_SSL_CALL_WRITE 2
 
 /* Remembers that `ssl` runs over `fd`, the connection `id` (its ConnectionCore id). */
 void cnm_ssl_map_put(const void *ssl, int fd, uint64_t id);

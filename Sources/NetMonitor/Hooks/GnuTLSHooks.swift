@@ -55,12 +55,12 @@ private func negotiatedProtocol(_ session: UnsafeMutableRawPointer?) -> FixedTex
 
 let gnutlsHandshakeHook: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { session in
   let original = cnm_original().pointee.gnutls_handshake
-  if TLSSession.isNested(session) { return original!(session) }
+  if TLSSession.isNested(session, .handshake) { return original!(session) }
   let function = unsafeBitCast(original, to: UnsafeMutableRawPointer?.self)
   let errorBefore = cnm_errno()
   if let slot = connection(of: session, resolvingNear: function) { TLSSession.handshakeStarting(slot) }
   cnm_set_errno(errorBefore)
-  let result = TLSSession.inside(session) { original!(session) }
+  let result = TLSSession.inside(session, .handshake) { original!(session) }
   let error = cnm_errno()
   if let slot = connection(of: session, resolvingNear: function) {
     if result == 0 {
@@ -82,8 +82,9 @@ private func record(
   _ session: UnsafeMutableRawPointer?, _ buffer: UnsafeRawPointer?, fromPeer: Bool,
   near function: UnsafeMutableRawPointer?, _ call: () -> Int
 ) -> Int {
-  if TLSSession.isNested(session) { return call() }
-  let result = TLSSession.inside(session) { call() }
+  let kind = TLSSession.Call.transfer(fromPeer: fromPeer)
+  if TLSSession.isNested(session, kind) { return call() }
+  let result = TLSSession.inside(session, kind) { call() }
   if result > 0 {
     let error = cnm_errno()
     if let slot = connection(of: session, resolvingNear: function) {

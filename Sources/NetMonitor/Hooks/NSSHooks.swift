@@ -19,13 +19,13 @@ private let wouldBlock: Int32 = -5998
 private func handshake(_ descriptor: UnsafeMutableRawPointer?, function: UnsafeMutableRawPointer?, _ call: () -> Int32)
   -> Int32
 {
-  if TLSSession.isNested(descriptor) { return call() }
+  if TLSSession.isNested(descriptor, .handshake) { return call() }
   let errorBefore = cnm_errno()
   let library = cnm_nss_library()!
   let resolved = library.pointee.SSL_GetChannelInfo != nil || cnm_resolve_nss(function)
   if let descriptor, let slot = TLSSession.mapped(descriptor) { TLSSession.handshakeStarting(slot) }
   cnm_set_errno(errorBefore)
-  let result = TLSSession.inside(descriptor) { call() }
+  let result = TLSSession.inside(descriptor, .handshake) { call() }
   let error = cnm_errno()
   if resolved, let descriptor, let slot = TLSSession.mapped(descriptor) {
     if result == 0 {
@@ -78,8 +78,9 @@ private func completed(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ descripto
 private func transfer(
   _ descriptor: UnsafeMutableRawPointer?, _ buffer: UnsafeRawPointer?, fromPeer: Bool, _ call: () -> Int32
 ) -> Int32 {
-  guard let descriptor, !TLSSession.isNested(descriptor), TLSSession.mapped(descriptor) != nil else { return call() }
-  let result = TLSSession.inside(descriptor) { call() }
+  let kind = TLSSession.Call.transfer(fromPeer: fromPeer)
+  guard let descriptor, !TLSSession.isNested(descriptor, kind), TLSSession.mapped(descriptor) != nil else { return call() }
+  let result = TLSSession.inside(descriptor, kind) { call() }
   if result > 0 {
     let error = cnm_errno()
     if let slot = TLSSession.mapped(descriptor) {

@@ -41,12 +41,12 @@ private func handshake(
   _ ssl: UnsafeMutableRawPointer?, _ library: OpenSSLFunctions,
   original: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)?
 ) -> Int32 {
-  if TLSSession.isNested(ssl) { return original!(ssl) }
+  if TLSSession.isNested(ssl, .handshake) { return original!(ssl) }
   let function = unsafeBitCast(original, to: UnsafeMutableRawPointer?.self)
   let errorBefore = cnm_errno()
   if let slot = connection(of: ssl, library, resolvingNear: function) { TLSSession.handshakeStarting(slot) }
   cnm_set_errno(errorBefore)
-  let result = TLSSession.inside(ssl) { original!(ssl) }
+  let result = TLSSession.inside(ssl, .handshake) { original!(ssl) }
   let error = cnm_errno()
   guard let slot = connection(of: ssl, library, resolvingNear: function) else {
     cnm_set_errno(error)
@@ -96,8 +96,9 @@ private func transfer(
   _ ssl: UnsafeMutableRawPointer?, _ buffer: UnsafeRawPointer?, fromPeer: Bool, _ library: OpenSSLFunctions,
   near function: UnsafeMutableRawPointer?, _ call: () -> (result: Int32, moved: Int)
 ) -> Int32 {
-  if TLSSession.isNested(ssl) { return call().result }
-  let (result, moved) = TLSSession.inside(ssl) { call() }
+  let kind = TLSSession.Call.transfer(fromPeer: fromPeer)
+  if TLSSession.isNested(ssl, kind) { return call().result }
+  let (result, moved) = TLSSession.inside(ssl, kind) { call() }
   let error = cnm_errno()
   if let slot = connection(of: ssl, library, resolvingNear: function) {
     if moved > 0 {

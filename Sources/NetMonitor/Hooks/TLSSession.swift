@@ -34,24 +34,34 @@ enum TLSSession {
     return slot
   }
 
-  /// Whether the thread is already inside a hooked call on `session`: a library calling its own
-  /// hooked function (SSL_connect → SSL_do_handshake; gnutls_record_send → gnutls_record_send2
-  /// through libgnutls's own slots; a GOT hook over an inline one). The inner hook then only
-  /// calls through: the outer one counts.
-  @inline(__always)
-  static func isNested(_ session: UnsafeMutableRawPointer?) -> Bool {
-    cnm_get_current_ssl() == session && cnm_get_current_ssl_start() != 0
+  /// The kind of a hooked library call (`CNM_SSL_CALL_…`, cnm_tls.h).
+  enum Call: UInt8, CaseIterable {
+    case handshake = 0, read = 1, write = 2
+
+    static func transfer(fromPeer: Bool) -> Call { fromPeer ? .read : .write }
   }
 
-  /// Runs a library call on `session` with the thread marked as inside it, so the socket I/O it
-  /// does binds `session` to its socket (``Traffic/bindCurrentSSL(_:)``). Nested calls keep the
-  /// outermost start time.
+  /// Whether the thread is already inside a hooked call of kind `call` on `session`: a library
+  /// calling its own hooked function (SSL_connect → SSL_do_handshake; gnutls_record_send →
+  /// gnutls_record_send2 through libgnutls's own slots; a GOT hook over an inline one). The inner
+  /// hook then only calls through: the outer one counts. A call of another kind inside it (Node
+  /// writes a request from a callback of the SSL_read that ends its handshake) is read.
   @inline(__always)
-  static func inside<T>(_ session: UnsafeMutableRawPointer?, _ body: () -> T) -> T {
+  static func isNested(_ session: UnsafeMutableRawPointer?, _ call: Call) -> Bool {
+    cnm_get_current_ssl() == session && cnm_get_current_ssl_start() != 0 && cnm_get_current_ssl_call() == call.rawValue
+  }
+
+  /// Runs a library call of kind `call` on `session` with the thread marked as inside it, so the
+  /// socket I/O it does binds `session` to its socket (``Traffic/bindCurrentSSL(_:)``). Nested
+  /// calls keep the outermost start time.
+  @inline(__always)
+  static func inside<T>(_ session: UnsafeMutableRawPointer?, _ call: Call, _ body: () -> T) -> T {
     let previous = cnm_get_current_ssl()
     let previousStart = cnm_get_current_ssl_start()
-    cnm_set_current_ssl(session, previous == session && previousStart != 0 ? previousStart : MonotonicClock.now())
-    defer { cnm_set_current_ssl(previous, previousStart) }
+    let previousCall = cnm_get_current_ssl_call()
+    cnm_set_current_ssl(
+      session, previous == session && previousStart != 0 ? previousStart : MonotonicClock.now(), call.rawValue)
+    defer { cnm_set_current_ssl(previous, previousStart, previousCall) }
     return body()
   }
 
