@@ -115,7 +115,7 @@ static void record_stream(void *context, ch2_connection *h2, ch2_stream *stream,
   record->http_reused = reused;
   record->http_protocol = CNM_HTTP_2;
   record->stream_id = id;
-  record->grpc_status = has_response ? stream->grpc_status : -1;
+  record->grpc_status = ch2_stream_grpc_status(stream, has_request, has_response);
   if (has_response && stream->grpc_status >= 0)
     ELFHOOK_SET_TEXT(record->grpc_message, stream->grpc_message, stream->grpc_message_length);
   cnm_queue_publish(queue, ticket);

@@ -25,6 +25,8 @@ int ch2_stream_claim_request_half(ch2_stream *stream, uint64_t tag) {
   stream->request_bytes = 0;
   stream->ordinal = 0;
   stream->has_head = 0;
+  stream->is_grpc = 0;
+  stream->request_reset = 0;
   return 1;
 }
 
@@ -40,6 +42,7 @@ static int claim_response_half(ch2_stream *stream, uint64_t tag) {
   stream->grpc_status = -1;
   stream->response_complete = 0;
   stream->grpc_message_length = 0;
+  stream->response_reset = 0;
   return 1;
 }
 
@@ -176,6 +179,46 @@ static inline ch2_stream *stream_of_frame(ch2_connection *connection, const ch2_
   return stream || event->type != CH2_HEADERS ? stream : ch2_stream_open(connection, id);
 }
 
+/* Whether a request's content-type makes it a gRPC call: `application/grpc`, alone or followed by
+ * `+format` or parameters (not gRPC-Web's `application/grpc-web`, whose status is in its body). */
+static inline uint8_t is_grpc(const ch2_fields *fields) {
+  static const char type[] = "application/grpc";
+  size_t length = fields->content_type_length;
+  if (length < sizeof type - 1 || memcmp(fields->content_type, type, sizeof type - 1) != 0) return 0;
+  return length == sizeof type - 1 || fields->content_type[sizeof type - 1] == '+' ||
+         fields->content_type[sizeof type - 1] == ';';
+}
+
+/* A RST_STREAM's error code as a stream keeps it: 1 + the code, 255 for any above 253. */
+static inline uint8_t reset_code(uint32_t error_code) { return error_code < 254 ? (uint8_t)(error_code + 1) : 255; }
+
+/* See chttp2.h. Out of line: most streams are no gRPC call, and most calls end with a status. */
+__attribute__((noinline)) int16_t ch2_grpc_status_of_end(const ch2_stream *stream, int has_response) {
+  enum { CANCELLED = 1, UNKNOWN = 2, PERMISSION_DENIED = 7, RESOURCE_EXHAUSTED = 8, UNIMPLEMENTED = 12,
+         INTERNAL = 13, UNAVAILABLE = 14, UNAUTHENTICATED = 16 };
+  unsigned reset = has_response && stream->response_reset ? stream->response_reset : stream->request_reset;
+  if (reset) {
+    switch (reset - 1) {
+    case 0x7: return UNAVAILABLE;        /* REFUSED_STREAM */
+    case 0x8: return CANCELLED;          /* CANCEL */
+    case 0xb: return RESOURCE_EXHAUSTED; /* ENHANCE_YOUR_CALM */
+    case 0xc: return PERMISSION_DENIED;  /* INADEQUATE_SECURITY */
+    default: return INTERNAL;
+    }
+  }
+  uint16_t status = has_response ? stream->status : 0;
+  switch (status) {
+  case 0: return UNAVAILABLE; /* no response: the connection's end, or a GOAWAY, cut it short */
+  case 200: return stream->response_complete ? UNKNOWN : UNAVAILABLE;
+  case 400: return INTERNAL;
+  case 401: return UNAUTHENTICATED;
+  case 403: return PERMISSION_DENIED;
+  case 404: return UNIMPLEMENTED;
+  case 429: case 502: case 503: case 504: return UNAVAILABLE;
+  default: return UNKNOWN;
+  }
+}
+
 static void request_frame(const reading *read, const ch2_event *event, uint32_t id) {
   ch2_connection *connection = read->connection;
   ch2_stream *stream = stream_of_frame(connection, event, id);
@@ -190,8 +233,11 @@ static void request_frame(const reading *read, const ch2_event *event, uint32_t 
     return;
   }
   stream->request_bytes += event->frame_bytes;
-  if (event->has_block && !stream->has_head)
+  if (event->has_block && !stream->has_head) {
+    stream->is_grpc = is_grpc(&connection->requests.decoder.fields);
     connection->callbacks->take_request_head(read->context, connection, stream, &connection->requests.decoder.fields);
+  }
+  if (event->type == CH2_RST_STREAM) stream->request_reset = reset_code(event->error_code);
   uint64_t halves = event->type == CH2_RST_STREAM ? CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET
                     : event->end_stream          ? CH2_REQUEST_ENDED
                                                  : 0;
@@ -246,6 +292,7 @@ static void response_frame(const reading *read, const ch2_event *event, uint32_t
   }
   uint64_t halves;
   if (event->type == CH2_RST_STREAM) {
+    stream->response_reset = reset_code(event->error_code);
     halves = CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET;
   } else if (event->end_stream) {
     stream->response_complete = 1;

@@ -201,5 +201,31 @@ struct StreamsTests {
     }
     #expect(splitReads > 1000)  // the header-then-payload pieces do come
   }
-}
 
+  /// A gRPC call that ended without a grpc-status: the status gRPC's own rules give its end.
+  @Test("a gRPC call without trailers: its RST_STREAM's code, its HTTP status, or how the connection ended it")
+  func grpcStatusOfEnd() {
+    let stream = UnsafeMutablePointer<ch2_stream>.allocate(capacity: 1)
+    defer { stream.deallocate() }
+    func status(grpc: Bool = true, trailers: Int16 = -1, requestReset: UInt32? = nil, responseReset: UInt32? = nil,
+                http: UInt16 = 0, complete: Bool = false, hasResponse: Bool = true) -> Int16 {
+      UnsafeMutableRawPointer(stream).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<ch2_stream>.size)
+      stream.pointee.is_grpc = grpc ? 1 : 0
+      stream.pointee.grpc_status = trailers
+      stream.pointee.request_reset = requestReset.map { UInt8($0 + 1) } ?? 0
+      stream.pointee.response_reset = responseReset.map { UInt8($0 + 1) } ?? 0
+      stream.pointee.status = http
+      stream.pointee.response_complete = complete ? 1 : 0
+      return ch2_stream_grpc_status(stream, 1, hasResponse ? 1 : 0)
+    }
+    #expect(status(trailers: 5, responseReset: 8, http: 200) == 5)  // the trailers' say
+    #expect(status(grpc: false, http: 503) == -1)  // no gRPC call
+    #expect(status(requestReset: 8, hasResponse: false) == 1)  // the client cancelled: CANCELLED
+    #expect(status(responseReset: 7) == 14 && status(responseReset: 11) == 8 && status(responseReset: 12) == 7)
+    #expect(status(responseReset: 0, http: 200) == 13 && status(requestReset: 2) == 13)  // any other: INTERNAL
+    let byHTTPStatus = [400, 401, 403, 404, 429, 502, 503, 504, 500].map { status(http: UInt16($0), complete: true) }
+    #expect(byHTTPStatus == [13, 16, 7, 12, 14, 14, 14, 14, 2])
+    #expect(status(http: 200, complete: true) == 2)  // ended without a status: UNKNOWN
+    #expect(status(http: 200) == 14 && status() == 14 && status(hasResponse: false) == 14)  // cut short: UNAVAILABLE
+  }
+}

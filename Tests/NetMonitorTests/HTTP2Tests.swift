@@ -294,7 +294,7 @@ struct HTTP2Tests {
     #expect(Self.connections(noTable).first?.httpError == nil)
   }
 
-  @Test("gRPC client and server in one process: unary, server-streaming and a failing call")
+  @Test("gRPC client and server in one process: unary, server-streaming, a failing call and a cancelled one")
   func grpc() throws {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/grpc_calls.py")
     let check = try ProgramRun.run(["/usr/bin/env", "python3", "-c", "import grpc"])
@@ -303,11 +303,15 @@ struct HTTP2Tests {
     #expect(status == 0, "\(stderr)")
     for role in [ConnectionRole.client, .server] {
       let calls = Self.http(records).filter { $0.role == role }.sorted { $0.streamId ?? 0 < $1.streamId ?? 0 }
-      #expect(calls.map(\.target) == ["/test.Echo/Unary", "/test.Echo/Unary", "/test.Echo/Fail", "/test.Echo/Stream"])
-      #expect(calls.map(\.grpcStatus) == [0, 0, 5, 0] as [Int?])
-      #expect(calls.map(\.grpcMessage) == [nil, nil, "no such thing", nil])
-      #expect(calls.allSatisfy { $0.method == "POST" && $0.status == 200 && $0.httpProtocol == .h2 && $0.responseComplete == true })
-      #expect(calls.map(\.streamId) == [1, 3, 5, 7] as [UInt32?])
+      let targets = ["Unary", "Unary", "Fail", "Stream", "Hold"].map { "/test.Echo/" + $0 }
+      #expect(calls.map(\.target) == targets)
+      // The cancelled call has no trailers: its RST_STREAM (CANCEL) says CANCELLED, as gRPC has it.
+      #expect(calls.map(\.grpcStatus) == [0, 0, 5, 0, 1] as [Int?])
+      #expect(calls.map(\.grpcMessage) == [nil, nil, "no such thing", nil, nil])
+      #expect(calls.allSatisfy { $0.method == "POST" && $0.httpProtocol == .h2 })
+      #expect(calls.dropLast().allSatisfy { $0.status == 200 && $0.responseComplete == true })
+      #expect(calls.last?.status == nil && calls.last?.responseComplete == false)
+      #expect(calls.map(\.streamId) == [1, 3, 5, 7, 9] as [UInt32?])
     }
     #expect(stderr.contains("gRPC"), "the summary names the calls by service and method: \(stderr)")
   }

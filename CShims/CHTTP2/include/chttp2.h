@@ -326,6 +326,10 @@ typedef struct ch2_stream {
   /* The request head as the recorder keeps it (take_request_head writes both): its target is the
    * :path's Huffman code when `head_target_huffman` (see ch2_fields). */
   uint8_t head_target_huffman;
+  uint8_t is_grpc;         /* (request half) its content-type is application/grpc (+format, ;params) */
+  uint8_t request_reset;   /* (request half) 1 + the error code of the RST_STREAM the client sent
+                              (255 for any above 253); 0: none */
+  uint8_t response_reset;  /* (response half) the same, the server's */
   _Alignas(8) uint8_t head[CH2_STREAM_HEAD_BYTES];
   uint8_t grpc_message[CH2_GRPC_MESSAGE_BYTES];
 } ch2_stream;
@@ -439,5 +443,20 @@ int ch2_stream_end(ch2_stream *stream, uint64_t halves, uint64_t tag);
 /* A view of `stream->head` for the recorder. (Swift does not import a byte array this large as
  * anything it can point into.) */
 static inline void *ch2_stream_head(ch2_stream *stream) { return stream->head; }
+
+/* The status a gRPC call that ended without a grpc-status ended with, by gRPC's own rules: a
+ * RST_STREAM's code (PROTOCOL-HTTP2.md: CANCEL → CANCELLED, REFUSED_STREAM → UNAVAILABLE,
+ * ENHANCE_YOUR_CALM → RESOURCE_EXHAUSTED, INADEQUATE_SECURITY → PERMISSION_DENIED, any other →
+ * INTERNAL), else an HTTP status but 200 (http-grpc-status-mapping.md), else UNKNOWN for a response
+ * that ended without one and UNAVAILABLE for a call the connection's end (or a GOAWAY) cut short. */
+int16_t ch2_grpc_status_of_end(const ch2_stream *stream, int has_response);
+
+/* The record's grpc_status of a stream whose halves are (`has_request`, `has_response`) the
+ * stream's: its trailers' (or a trailers-only response's) grpc-status; for a gRPC call without
+ * one, ch2_grpc_status_of_end's; -1 for a stream that is no gRPC call. */
+static inline int16_t ch2_stream_grpc_status(const ch2_stream *stream, int has_request, int has_response) {
+  if (has_response && stream->grpc_status >= 0) return stream->grpc_status;
+  return has_request && stream->is_grpc ? ch2_grpc_status_of_end(stream, has_response) : -1;
+}
 
 #endif

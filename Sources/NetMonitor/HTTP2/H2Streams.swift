@@ -113,7 +113,7 @@ enum H2Streams {
       record.pointee.httpReused = reused
       record.pointee.httpProtocol = RawRecord.HTTPVersion.h2
       record.pointee.streamID = id
-      record.pointee.grpcStatus = hasResponse ? stream.pointee.grpc_status : -1
+      record.pointee.grpcStatus = ch2_stream_grpc_status(stream, hasRequest ? 1 : 0, hasResponse ? 1 : 0)
       if hasResponse && stream.pointee.grpc_status >= 0 {
         record.pointee.grpcMessage = FixedText(
           UnsafeRawBufferPointer(
