@@ -153,7 +153,7 @@ let package = Package(
       name: "NetMonitorTests", dependencies: ["NetMonitor", "TestSupport"], exclude: [
         "Support/loopback_server.py", "Support/counting_upstream.py", "Support/curl_fetch.c",
         "Support/split_thread_client.c", "Support/upgrade_client.c", "Support/hold_send.c", "Support/h2_server.py", "Support/h2_client.py",
-        "Support/grpc_calls.py", "Support/tls_get.c", "Support/tls_pair.c", "Support/H2cClient.java",
+        "Support/grpc_calls.py", "Support/tls_get.c", "Support/tls_pair.c", "Support/H2cClient.java", "Support/connect_proxy.py",
       ]),
   ]
 )

@@ -154,6 +154,41 @@ struct TLSStackTests {
     #expect((connections.first?.tlsBytesReceived ?? 0) > 7000)
   }
 
+  /// HTTPS through a proxy (`https_proxy`, `curl -x`): a CONNECT answered 200, then the client's
+  /// TLS to the server through the tunnel, whose plaintext is HTTP again, read from its start.
+  @Test("HTTPS through a proxy's CONNECT tunnel: the CONNECT exchange, then each request inside it (OpenSSL, GnuTLS)")
+  func throughProxy() throws {
+    let scratch = try TemporaryDirectory("tls")
+    defer { scratch.remove() }
+    let tls = try LoopbackServer.makeCertificate(in: scratch.url)
+    let server = try LoopbackServer(tls: tls)
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/connect_proxy.py")
+    let proxy = try SpawnedProgram(["/usr/bin/env", "python3", script.path])
+    defer { proxy.closeInput() }
+    let proxyPort = try #require(proxy.port(timeout: 10), "connect_proxy.py printed no port")
+    let base = "https://localhost:\(server.port)"
+    var environment = ProcessInfo.processInfo.environment
+    environment["https_proxy"] = "http://127.0.0.1:\(proxyPort)"
+    for (client, paths) in [
+      (["/usr/bin/curl", "-s", "--http1.1", "--cacert", tls.certificate, base + "/bytes/5", base + "/bytes/300",
+        "-o", "/dev/null", "-o", "/dev/null"], ["/bytes/5", "/bytes/300"]),
+      (["/usr/bin/wget", "-q", "--ca-certificate=" + tls.certificate, "-O", "/dev/null", base + "/bytes/7"], ["/bytes/7"]),
+    ] {
+      let run = try Self.compare(client, scratch: scratch, environment: environment)
+      #expect(run.monitored.status == 0 && run.plain.status == 0, "\(client[0]): \(run.monitored.stderr)")
+      let exchanges = InjectionTests.httpRecords(run.records, port: server.port)
+      #expect(exchanges.map(\.target) == ["localhost:\(server.port)"] + paths, "\(client[0]): \(run.records)")
+      #expect(exchanges.map(\.method) == ["CONNECT"] + paths.map { _ in "GET" })
+      #expect(exchanges.map(\.scheme) == [.http] + paths.map { _ in .https })
+      #expect(exchanges.allSatisfy { $0.status == 200 && $0.responseComplete == true })
+      let connections = InjectionTests.connectionRecords(run.records, port: proxyPort)
+      try #require(connections.count == 1, "\(client[0]): \(run.records)")
+      #expect(connections[0].httpExchanges == 1 + paths.count)
+      let sent = exchanges.dropFirst().reduce(0) { $0 + $1.requestBytes }
+      #expect(connections[0].tlsBytesSent == sent && connections[0].tlsMs != nil, "\(connections[0])")
+    }
+  }
+
   /// Node's `fetch` (undici) writes its request from the `secureConnect` callback, which runs
   /// inside the SSL_read that ends the handshake: an SSL_write nested in an SSL_read, the
   /// application's, not the library's own.

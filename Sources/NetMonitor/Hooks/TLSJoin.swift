@@ -57,8 +57,7 @@ enum TLSJoin {
   /// plaintext.
   private static func join(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ session: UnsafeMutableRawPointer, start: UInt64) {
     cnm_ssl_map_put(session, slot.pointee.core.fd, slot.pointee.core.id)
-    slot.pointee.http = HTTPExchanges()
-    if slot.pointee.h2.connection == 0 { slot.pointee.h2 = H2Link() }
+    Traffic.readPlaintextAfresh(slot)
     slot.pointee.helloAfterHeader = 0
     slot.pointee.head.is_tls = 1
     Traffic.updateWatch(slot)

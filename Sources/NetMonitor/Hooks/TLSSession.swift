@@ -70,6 +70,8 @@ enum TLSSession {
   @inline(__always)
   static func handshakeStarting(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     if slot.pointee.head.is_tls == 0 {
+      // Through a proxy's CONNECT tunnel: the plaintext is the client's HTTP to the server.
+      if Traffic.isTunnel(slot) { Traffic.readPlaintextAfresh(slot) }
       slot.pointee.head.is_tls = 1
       Traffic.updateWatch(slot)
     }

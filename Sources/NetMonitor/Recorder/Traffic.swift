@@ -74,6 +74,7 @@ enum Traffic {
   static func bindCurrentSSL(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     guard let ssl = cnm_get_current_ssl(), slot.pointee.head.is_tls == 0 else { return }
     cnm_ssl_map_put(ssl, slot.pointee.core.fd, slot.pointee.core.id)
+    if isTunnel(slot) { readPlaintextAfresh(slot) }  // TLS through a proxy's CONNECT
     slot.pointee.head.is_tls = 1
     updateWatch(slot)
     let start = cnm_get_current_ssl_start()
@@ -148,6 +149,23 @@ enum Traffic {
       return
     }
     parseHTTP1(slot, bytes, count, fromPeer: fromPeer)
+  }
+
+  /// TLS begins on `slot`: the HTTP readers start over on its plaintext, the exchanges recorded
+  /// before it still counted. They gave up on the ClientHello's bytes (a memory BIO's session,
+  /// joined by its hello), or the connection was a tunnel (a proxy answered CONNECT with 2xx and
+  /// the client's TLS runs through it to the server it named).
+  static func readPlaintextAfresh(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
+    slot.pointee.core.httpExchanges &+= slot.pointee.http.recorded
+    slot.pointee.http = HTTPExchanges()
+    if slot.pointee.h2.connection == 0 { slot.pointee.h2 = H2Link() }
+  }
+
+  /// Whether the connection switched protocols: the parser of the direction that read the 101 or
+  /// the CONNECT's 2xx has become a tunnel (the other follows once it has read the request it
+  /// answered: `HTTPExchanges.requestsBeforeTunnel`).
+  static func isTunnel(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> Bool {
+    slot.pointee.http.responses.isTunnel || slot.pointee.http.requests.isTunnel
   }
 
   /// Whether the HTTP/1.x parser of the request (or response) direction has become a tunnel.
@@ -331,7 +349,7 @@ enum Traffic {
     let streams = H2Traffic.finish(slot)
     if slot.pointee.core.phase == ConnectionCore.Phase.connecting { connectUnchecked(fd, slot, isOpen: isOpen) }
     let end = MonotonicClock.now()
-    slot.pointee.core.httpExchanges = slot.pointee.http.recorded &+ streams
+    slot.pointee.core.httpExchanges &+= slot.pointee.http.recorded &+ streams
     slot.pointee.core.bytesSent = cnm_load_u64(&slot.pointee.head.bytes_sent)
     slot.pointee.core.bytesReceived = cnm_load_u64(&slot.pointee.head.bytes_received)
     slot.pointee.core.isTLS = slot.pointee.head.is_tls
