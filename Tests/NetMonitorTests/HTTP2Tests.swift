@@ -175,6 +175,33 @@ struct HTTP2Tests {
     return (server, port)
   }
 
+  /// `connect_proxy.py`: an HTTP proxy that answers CONNECT (to 127.0.0.1 only), started for one test.
+  static func connectProxy() throws -> (proxy: SpawnedProgram, port: UInt16) {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/connect_proxy.py")
+    let proxy = try SpawnedProgram(["/usr/bin/env", "python3", script.path])
+    let port = try #require(proxy.port(timeout: 10), "connect_proxy.py printed no port")
+    return (proxy, port)
+  }
+
+  @Test("HTTP/2 with prior knowledge through a proxy's CONNECT tunnel: stream 1 is the client's own, not the CONNECT")
+  func throughProxyTunnel() throws {
+    let (server, port) = try Self.pythonServer()
+    defer { server.closeInput() }
+    let (proxy, proxyPort) = try Self.connectProxy()
+    defer { proxy.closeInput() }
+    let (status, records, stderr) = try Self.run([
+      "/usr/bin/curl", "-s", "-f", "--proxytunnel", "-x", "http://127.0.0.1:\(proxyPort)", "--http2-prior-knowledge",
+      "http://127.0.0.1:\(port)/tunnel?size=50", "-o", "/dev/null",
+    ])
+    #expect(status == 0, "\(stderr)")
+    let exchanges = Self.http(records).sorted { $0.startUnixNs < $1.startUnixNs }
+    try #require(exchanges.count == 2, "\(exchanges)")
+    #expect(exchanges[0].method == "CONNECT" && exchanges[0].status == 200 && exchanges[0].httpProtocol == .http11)
+    #expect(exchanges[1].httpProtocol == .h2 && exchanges[1].streamId == 1 && exchanges[1].method == "GET")
+    #expect(exchanges[1].target == "/tunnel?size=50" && exchanges[1].status == 200 && exchanges[1].responseComplete == true)
+    #expect(Self.connections(records).first?.httpExchanges == 2)
+  }
+
   @Test("curl --http2 on http://: the Upgrade: h2c request is its 101 exchange and stream 1's request")
   func h2cUpgrade() throws {
     let (server, port) = try Self.pythonServer()

@@ -162,10 +162,8 @@ struct TLSStackTests {
     defer { scratch.remove() }
     let tls = try LoopbackServer.makeCertificate(in: scratch.url)
     let server = try LoopbackServer(tls: tls)
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/connect_proxy.py")
-    let proxy = try SpawnedProgram(["/usr/bin/env", "python3", script.path])
+    let (proxy, proxyPort) = try HTTP2Tests.connectProxy()
     defer { proxy.closeInput() }
-    let proxyPort = try #require(proxy.port(timeout: 10), "connect_proxy.py printed no port")
     let base = "https://localhost:\(server.port)"
     var environment = ProcessInfo.processInfo.environment
     environment["https_proxy"] = "http://127.0.0.1:\(proxyPort)"

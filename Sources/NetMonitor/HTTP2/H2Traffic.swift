@@ -175,8 +175,9 @@ enum H2Traffic {
   }
 
   /// The direction speaks HTTP/2: the connection's state, taken from the pool by whichever
-  /// direction comes first. After an h2c upgrade, the request that asked for it is stream 1's.
-  /// False when the pool has no entry left.
+  /// direction comes first. After an h2c upgrade (a 101), the request that asked for it is stream
+  /// 1's; through a proxy's CONNECT tunnel (its 2xx) stream 1 is the client's own. False when the
+  /// pool has no entry left.
   private static func begin(_ slot: UnsafeMutablePointer<ConnectionSlot>, requests: Bool) -> Bool {
     let link = slot.pointer(to: \.h2)!.pointer(to: \.connection)!
     var current = cnm_load_u64(link)
@@ -189,7 +190,7 @@ enum H2Traffic {
         current = address
       }
     }
-    if requests && Traffic.isTunnel(slot, requests: true) {
+    if requests && Traffic.isTunnel(slot, requests: true) && slot.pointee.http.responses.head.status == 101 {
       let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(current))!
       slot.pointer(to: \.http)!.upgraded(to: connection, context: Traffic.exchangeContext(slot))
     }
