@@ -183,7 +183,7 @@ struct HTTP2Tests {
     return (proxy, port)
   }
 
-  @Test("HTTP/2 with prior knowledge through a proxy's CONNECT tunnel: stream 1 is the client's own, not the CONNECT")
+  @Test("plaintext through a proxy's CONNECT tunnel: HTTP/2 (stream 1 the client's own, not the CONNECT) and HTTP/1.1")
   func throughProxyTunnel() throws {
     let (server, port) = try Self.pythonServer()
     defer { server.closeInput() }
@@ -200,6 +200,21 @@ struct HTTP2Tests {
     #expect(exchanges[1].httpProtocol == .h2 && exchanges[1].streamId == 1 && exchanges[1].method == "GET")
     #expect(exchanges[1].target == "/tunnel?size=50" && exchanges[1].status == 200 && exchanges[1].responseComplete == true)
     #expect(Self.connections(records).first?.httpExchanges == 2)
+
+    // HTTP/1.1 (`--proxytunnel` on an http:// URL): the client's own exchanges, read afresh.
+    let origin = try LoopbackServer()
+    let base = "http://127.0.0.1:\(origin.port)"
+    let plain = try Self.run([
+      "/usr/bin/curl", "-s", "-f", "--proxytunnel", "-x", "http://127.0.0.1:\(proxyPort)",
+      base + "/bytes/5", base + "/bytes/300", "-o", "/dev/null", "-o", "/dev/null",
+    ])
+    #expect(plain.status == 0, "\(plain.stderr)")
+    let http1 = Self.http(plain.records).sorted { $0.startUnixNs < $1.startUnixNs }
+    #expect(http1.map(\.method) == ["CONNECT", "GET", "GET"], "\(http1)")
+    #expect(http1.map(\.target) == ["127.0.0.1:\(origin.port)", "/bytes/5", "/bytes/300"])
+    #expect(http1.allSatisfy { $0.status == 200 && $0.responseComplete == true && $0.httpProtocol == .http11 })
+    #expect(http1.map(\.reusedConnection) == [false, false, true])
+    #expect(Self.connections(plain.records).first?.httpExchanges == 3)
   }
 
   @Test("curl --http2 on http://: the Upgrade: h2c request is its 101 exchange and stream 1's request")

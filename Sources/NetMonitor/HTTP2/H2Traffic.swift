@@ -73,6 +73,11 @@ enum H2Traffic {
     var seen = held
     var seenCount = heldCount
     var mode = decide(slot, seen: &seen, seenCount: &seenCount, bytes, count, from: offset, requests: requests)
+    if mode == H2Link.Mode.tunnel && requests && Traffic.isClientInConnectTunnel(slot) {
+      // The client's own HTTP/1.x to the server it asked its proxy for: read from its start.
+      Traffic.readPlaintextAfresh(slot)
+      mode = H2Link.Mode.http1
+    }
     if mode == H2Link.Mode.undecided {  // all of them held: fewer than 9
       if requests {
         link.pointee.requestsHeld = seen

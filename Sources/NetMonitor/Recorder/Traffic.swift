@@ -161,6 +161,13 @@ enum Traffic {
     if slot.pointee.h2.connection == 0 { slot.pointee.h2 = H2Link() }
   }
 
+  /// Whether `slot` is a client's connection to a proxy that answered its CONNECT with 2xx: what
+  /// follows is the client's own connection to the server it named.
+  static func isClientInConnectTunnel(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> Bool {
+    slot.pointee.core.role == ConnectionCore.Role.client && slot.pointee.http.responses.isTunnel
+      && slot.pointee.http.responses.head.answeredRequestKind == .connect
+  }
+
   /// Whether the connection switched protocols: the parser of the direction that read the 101 or
   /// the CONNECT's 2xx has become a tunnel (the other follows once it has read the request it
   /// answered: `HTTPExchanges.requestsBeforeTunnel`).
@@ -203,8 +210,13 @@ enum Traffic {
     }
     if tunnelStart >= 0 {
       if requests { slot.pointee.h2.requestsMode = H2Link.Mode.undecided } else { slot.pointee.h2.responsesMode = H2Link.Mode.undecided }
-      if tunnelStart < count {
-        _ = H2Traffic.take(slot, bytes, count, from: tunnelStart, requests: requests, fromPeer: fromPeer)
+      // The tunnel's bytes: HTTP/2 after an h2c upgrade, or through a proxy's CONNECT; or, there,
+      // the client's HTTP/1.x afresh (read again by the fresh parsers: the tunnel begins at the
+      // call's start, since a client sends nothing into it before the proxy's answer).
+      if tunnelStart < count && !H2Traffic.take(slot, bytes, count, from: tunnelStart, requests: requests, fromPeer: fromPeer)
+        && tunnelStart == 0
+      {
+        parseHTTP1(slot, bytes, count, fromPeer: fromPeer)
       }
       return
     }
