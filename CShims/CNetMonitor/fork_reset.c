@@ -3,8 +3,10 @@
  * a child — but as the child's copies: their byte counts zeroed and marked inherited, so that the
  * child records one only when it moves bytes on it (`Traffic.closed`), and a child that merely
  * holds its parent's descriptors (until it execs or exits) records none of them; the hooks stop
- * recording their exchanges by themselves (a replay the parent armed). The handler runs
- * in the child before fork returns, with only system calls that are safe there. */
+ * recording their exchanges by themselves (a replay the parent armed). In the parent, the
+ * connections open at the fork are marked, so that one it closes without having moved a byte on
+ * it (a prefork server's accepted connection, handed to the child) is the child's to record, not
+ * counted twice. The handlers run before fork returns, with only system calls that are safe. */
 #include "cnetmonitor.h"
 #include "cnm_records.h"
 
@@ -32,6 +34,13 @@ static void inherit_connections(void) {
     if (cnm_tracked[fd]) cnm_inherit_connection(cnm_slot((int)fd));
   }
   cnm_ssl_map_clear();
+}
+
+static void after_fork_in_parent(void) {
+  uint32_t limit = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) == 0 ? 0 : cnm_get_tracked_limit();
+  for (uint32_t fd = 0; fd < limit; fd++) {
+    if (cnm_tracked[fd]) ((cnm_connection_head *)cnm_slot((int)fd))->forked_open = 1;
+  }
 }
 
 static void switch_to_own_ring(void) {
@@ -77,6 +86,6 @@ void cnm_fork_handling_set_up(const char *ring_pattern, size_t capacity, size_t 
   }
   if (!installed) {
     installed = true;
-    pthread_atfork(NULL, NULL, after_fork_in_child);
+    pthread_atfork(NULL, after_fork_in_parent, after_fork_in_child);
   }
 }

@@ -467,7 +467,8 @@ typedef struct cnm_connection_head {
   /* What the OpenSSL hooks do with each direction's plaintext (CNM_PLAINTEXT_…, set by Swift). */
   uint8_t plaintext_watch_sent;
   uint8_t plaintext_watch_received;
-  uint8_t reserved[1];
+  uint8_t forked_open; /* (a parent's) the process forked while the connection was open: a child
+                          holds a copy, and records it if it serves it (fork_reset.c) */
   /* The replay: its state, when it took the request under way, and its owner, in the line the
    * hooks read first. */
   uint64_t replay_state;
@@ -526,6 +527,7 @@ static inline void cnm_inherit_connection(cnm_connection_head *head) {
   head->bytes_sent = 0;
   head->bytes_received = 0;
   head->inherited = 1;
+  head->forked_open = 0;
   cnm_replay_stop(head);
 }
 

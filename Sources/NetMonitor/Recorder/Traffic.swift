@@ -351,9 +351,11 @@ enum Traffic {
   static func closed(_ fd: Int32, isOpen: Bool = true) {
     guard let slot = ConnectionTable.tracked(fd) else { return }
     ConnectionTable.untrack(fd)
-    // A fork child's copy of its parent's connection that it never used: the parent's to record.
-    if slot.pointee.head.inherited != 0 && cnm_load_u64(&slot.pointee.head.bytes_sent) == 0
-      && cnm_load_u64(&slot.pointee.head.bytes_received) == 0
+    // A fork child's copy of its parent's connection that it never used: the parent's to record;
+    // a parent's that it handed to a child at a fork and never used itself (a prefork server's
+    // accepted connection): the child's.
+    if slot.pointee.head.inherited != 0 || slot.pointee.head.forked_open != 0,
+      cnm_load_u64(&slot.pointee.head.bytes_sent) == 0 && cnm_load_u64(&slot.pointee.head.bytes_received) == 0
     {
       return
     }
