@@ -114,6 +114,20 @@ struct ExportMappingTests {
     #expect(other.attributes.first { $0.key == "http.request.method_original" }?.value.stringValue == "PURGE")
   }
 
+  @Test("a failed gRPC call: an ERROR span whose message is the call's grpc-message, percent-decoded")
+  func grpcStatusMessage() throws {
+    var call = Self.record(target: "/test.Echo/Deny", status: 200)
+    call.grpcStatus = 7
+    call.grpcMessage = "nope: %C3%BCn%C3%AFcode / 100%25 %zz %4"
+    let span = try #require(HTTPSpanMapping.spans(for: call, position: 0).first)
+    #expect(span.name == "test.Echo/Deny" && span.status.code == .error)
+    #expect(span.status.message == "nope: ünïcode / 100% %zz %4")
+    call.grpcStatus = 0
+    call.grpcMessage = "fine"
+    #expect(HTTPSpanMapping.spans(for: call, position: 0)[0].status.message == "")
+    #expect(GRPCCall.percentDecoded("%FF%41") == "\u{FFFD}A" && GRPCCall.percentDecoded("plain") == "plain")
+  }
+
   @Test("ids are a function of the record and its position: stable, and distinct between records")
   func identity() throws {
     let first = HTTPSpanMapping.spans(for: Self.record(), position: 10)[0]

@@ -78,6 +78,7 @@ enum HTTPSpanMapping {
     if let errorType = MetricAttributes.httpErrorType(of: record, role: role) {
       request.status.code = .error
       if errorType == "no_response" { request.status.message = "no response" }
+      if let call, call.status != 0, let message = call.message { request.status.message = message }
     }
     return [request] + children
   }
