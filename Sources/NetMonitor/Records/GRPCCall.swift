@@ -25,33 +25,7 @@ public struct GRPCCall: Sendable {
   /// `text` with gRPC's percent-encoding undone (PROTOCOL-HTTP2: a `grpc-message` carries each
   /// byte outside printable ASCII, and `%`, as `%` and two hex digits); a `%` not followed by two
   /// hex digits stays as it is, and bytes that are no UTF-8 read as U+FFFD.
-  public static func percentDecoded(_ text: String) -> String {
-    let utf8 = Array(text.utf8)
-    guard utf8.contains(UInt8(ascii: "%")) else { return text }
-    func hexValue(_ byte: UInt8) -> UInt8? {
-      switch byte {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
-      default: nil
-      }
-    }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(utf8.count)
-    var index = 0
-    while index < utf8.count {
-      if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count,
-        let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
-      {
-        bytes.append(high << 4 | low)
-        index += 3
-      } else {
-        bytes.append(utf8[index])
-        index += 1
-      }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
+  public static func percentDecoded(_ text: String) -> String { PercentDecoding.decoded(text) }
 
   /// The name gRPC gives a status code (`NOT_FOUND`), or the number for one it does not name.
   public static func statusName(_ code: Int) -> String {

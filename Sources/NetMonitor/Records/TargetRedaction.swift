@@ -324,37 +324,13 @@ public enum TargetRedaction {
 
   // MARK: - Names
 
-  /// `text` with `%XX` decoded and `+` read as a space, as in `application/x-www-form-urlencoded`
-  /// (malformed escapes kept as they are), written at the start of `buffer` (at least `text.count`
-  /// bytes).
+  /// `text` with `%XX` decoded and `+` read as a space, as in `application/x-www-form-urlencoded`,
+  /// written at the start of `buffer` (at least `text.count` bytes).
+  @inline(__always)
   private static func percentDecode(_ text: Bytes, into buffer: UnsafeMutableBufferPointer<UInt8>)
     -> UnsafeBufferPointer<UInt8>
   {
-    var count = 0
-    var index = text.startIndex
-    while index < text.endIndex {
-      let byte = text[index]
-      if byte == .percent, index + 2 < text.endIndex, let high = hexValue(text[index + 1]),
-        let low = hexValue(text[index + 2])
-      {
-        buffer[count] = high << 4 | low
-        index += 3
-      } else {
-        buffer[count] = byte == .plus ? .space : byte
-        index += 1
-      }
-      count += 1
-    }
-    return UnsafeBufferPointer(rebasing: buffer[..<count])
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
+    PercentDecoding.decode(text, plusIsSpace: true, into: buffer)
   }
 
   /// Splits `name` into lowercased ASCII words: at anything that is not a letter or digit, before
@@ -453,8 +429,6 @@ extension UInt8 {
   fileprivate static let slash = UInt8(ascii: "/")
   fileprivate static let dot = UInt8(ascii: ".")
   fileprivate static let percent = UInt8(ascii: "%")
-  fileprivate static let plus = UInt8(ascii: "+")
-  fileprivate static let space = UInt8(ascii: " ")
   fileprivate static let lowerE = UInt8(ascii: "e")
   fileprivate static let lowerY = UInt8(ascii: "y")
   fileprivate static let upperJ = UInt8(ascii: "J")
