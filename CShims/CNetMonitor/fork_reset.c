@@ -26,8 +26,13 @@ static struct {
   uint64_t record_layout;
 } fork_configuration;
 
+/* Every tracked descriptor is below this (0 before the table is set up). */
+static uint32_t tracked_limit(void) {
+  return __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) == 0 ? 0 : cnm_get_tracked_limit();
+}
+
 static void inherit_connections(void) {
-  uint32_t limit = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) == 0 ? 0 : cnm_get_tracked_limit();
+  uint32_t limit = tracked_limit();
   for (uint32_t fd = 0; fd < limit; fd++) {
     /* The child's exchanges go to Swift, which takes over what the parent left halfway and arms
      * the replay again for the child. */
@@ -37,7 +42,7 @@ static void inherit_connections(void) {
 }
 
 static void after_fork_in_parent(void) {
-  uint32_t limit = __atomic_load_n(&cnm_capacity, __ATOMIC_ACQUIRE) == 0 ? 0 : cnm_get_tracked_limit();
+  uint32_t limit = tracked_limit();
   for (uint32_t fd = 0; fd < limit; fd++) {
     if (cnm_tracked[fd]) ((cnm_connection_head *)cnm_slot((int)fd))->forked_open = 1;
   }

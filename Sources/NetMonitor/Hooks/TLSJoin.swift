@@ -57,10 +57,8 @@ enum TLSJoin {
   /// plaintext.
   private static func join(_ slot: UnsafeMutablePointer<ConnectionSlot>, _ session: UnsafeMutableRawPointer, start: UInt64) {
     cnm_ssl_map_put(session, slot.pointee.core.fd, slot.pointee.core.id)
-    Traffic.readPlaintextAfresh(slot)
     slot.pointee.helloAfterHeader = 0
-    slot.pointee.head.is_tls = 1
-    Traffic.updateWatch(slot)
+    Traffic.beginTLS(slot, afresh: true)
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, start)
   }
 }

@@ -69,12 +69,7 @@ enum TLSSession {
   /// call starts the clock.
   @inline(__always)
   static func handshakeStarting(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
-    if slot.pointee.head.is_tls == 0 {
-      // Through a proxy's CONNECT tunnel: the plaintext is the client's HTTP to the server.
-      if Traffic.isTunnel(slot) { Traffic.readPlaintextAfresh(slot) }
-      slot.pointee.head.is_tls = 1
-      Traffic.updateWatch(slot)
-    }
+    if slot.pointee.head.is_tls == 0 { Traffic.beginTLS(slot) }
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, MonotonicClock.now())
   }
 

@@ -74,9 +74,7 @@ enum Traffic {
   static func bindCurrentSSL(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     guard let ssl = cnm_get_current_ssl(), slot.pointee.head.is_tls == 0 else { return }
     cnm_ssl_map_put(ssl, slot.pointee.core.fd, slot.pointee.core.id)
-    if isTunnel(slot) { readPlaintextAfresh(slot) }  // TLS through a proxy's CONNECT
-    slot.pointee.head.is_tls = 1
-    updateWatch(slot)
+    beginTLS(slot)
     let start = cnm_get_current_ssl_start()
     _ = cnm_set_once_u64(&slot.pointee.core.tlsStart, start == UInt64(CNM_SSL_START_UNREAD) ? MonotonicClock.now() : start)
   }
@@ -151,10 +149,18 @@ enum Traffic {
     parseHTTP1(slot, bytes, count, fromPeer: fromPeer)
   }
 
-  /// TLS begins on `slot`: the HTTP readers start over on its plaintext, the exchanges recorded
-  /// before it still counted. They gave up on the ClientHello's bytes (a memory BIO's session,
-  /// joined by its hello), or the connection was a tunnel (a proxy answered CONNECT with 2xx and
-  /// the client's TLS runs through it to the server it named).
+  /// TLS begins on `slot`: its socket bytes are ciphertext from now on. The HTTP readers start
+  /// over on its plaintext when what they read so far is not its HTTP: `afresh` (they gave up on
+  /// a memory BIO's ClientHello), or the connection is a tunnel (a proxy answered CONNECT with 2xx
+  /// and the client's TLS runs through it to the server it named).
+  static func beginTLS(_ slot: UnsafeMutablePointer<ConnectionSlot>, afresh: Bool = false) {
+    if afresh || isTunnel(slot) { readPlaintextAfresh(slot) }
+    slot.pointee.head.is_tls = 1
+    updateWatch(slot)
+  }
+
+  /// The HTTP readers start over on what comes next (TLS plaintext, or a client's own HTTP in a
+  /// proxy's CONNECT tunnel), the exchanges recorded before still counted.
   static func readPlaintextAfresh(_ slot: UnsafeMutablePointer<ConnectionSlot>) {
     slot.pointee.core.httpExchanges &+= slot.pointee.http.recorded
     slot.pointee.http = HTTPExchanges()
