@@ -25,12 +25,14 @@ def stream(request, context):
 
 
 held = threading.Event()
+released = threading.Event()
 
 
 def hold(request, context):
     held.set()
     while context.is_active():  # until the client's cancel ends the call
         time.sleep(0.01)
+    released.set()
 
 
 handlers = {
@@ -57,5 +59,8 @@ with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
     call = channel.unary_unary("/test.Echo/Hold").future(b"wait", timeout=10)
     held.wait(10)  # the server has the call: the cancel is a RST_STREAM on an open stream
     call.cancel()
+    # The server has seen the cancel (its RST_STREAM) before it stops: stopping first would end
+    # the call with its own trailers (UNAVAILABLE, "Cancelling all calls") instead.
+    released.wait(10)
     print("Hold", "CANCELLED" if call.cancelled() else "NOT CANCELLED")
 server.stop(None).wait()
