@@ -62,7 +62,7 @@ bool elfhook_h2_client_socket_bytes(elfhook_client *connection, bool received, c
                                     const struct iovec *vector, int vector_count, size_t count)
     __attribute__((visibility("hidden")));
 /* The connection closes: its streams still open are recorded, as not complete, and its state goes
- * back to the pool. Returns the streams recorded on it. */
+ * back to the pool. Returns its streams: recorded, or lost past the streams it could follow in flight. */
 uint64_t elfhook_h2_client_finish(elfhook_client *connection) __attribute__((visibility("hidden")));
 
 #endif

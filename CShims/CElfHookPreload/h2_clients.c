@@ -121,7 +121,7 @@ static void record_stream(void *context, ch2_connection *h2, ch2_stream *stream,
   cnm_queue_publish(queue, ticket);
 }
 
-static const ch2_stream_callbacks callbacks = {take_request_head, record_stream};
+static const ch2_stream_callbacks callbacks = {take_request_head, record_stream, cnm_h2_more_stream_slots};
 
 /* The connection's HTTP/2 state, taken from the pool and made fresh; false when there is none
  * (the pool could not be mapped, or every entry is taken): the monitor reads the connection. */
@@ -208,8 +208,8 @@ uint64_t elfhook_h2_client_finish(elfhook_client *connection) {
   ch2_connection *h2 = connection->h2.connection;
   if (!h2) return 0;
   ch2_connection_finish(h2, cnm_monotonic_ns(), connection);
-  uint64_t recorded = ch2_connection_recorded(h2);
+  uint64_t streams = ch2_connection_streams(h2);
   connection->h2.connection = NULL;
   cnm_h2_pool_give_back(h2);
-  return recorded;
+  return streams;
 }

@@ -2,11 +2,13 @@
  * the thread that moves its bytes; a stream's `state` is the one word both directions write. */
 #include "chttp2.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 
-_Static_assert(sizeof(ch2_stream) == 1024 && offsetof(ch2_connection, streams) == 0,
-               "a stream slot is 16 cache lines of a 64-byte aligned connection");
+_Static_assert(sizeof(ch2_stream) == 1024 && offsetof(ch2_connection, table) == 0 &&
+                   offsetof(ch2_stream_table, streams) == 0,
+               "a stream slot is 16 cache lines of a 64-byte aligned connection or table");
 
 /* ---- a stream's halves --------------------------------------------------------------------------- */
 
@@ -60,62 +62,236 @@ int ch2_stream_end(ch2_stream *stream, uint64_t halves, uint64_t tag) {
 
 /* ---- the slots (chttp2.h) ------------------------------------------------------------------------- */
 
-/* A free slot off the stack, the one freed last; else one never used; CH2_NO_SLOT when none is
- * left. (The count in `free_slots` changes with every pop and push: a pop that read `next_free`
- * of a slot popped and pushed again meanwhile fails its compare-and-swap.) */
-static uint32_t take_free_slot(ch2_connection *connection) {
-  uint64_t top = __atomic_load_n(&connection->free_slots, __ATOMIC_ACQUIRE);
+static inline uint32_t entry_id(uint64_t entry) { return (uint32_t)(entry >> CH2_PLACE_ID_SHIFT); }
+static inline uint32_t entry_slot(uint64_t entry) { return (uint32_t)(entry & 0xFF); }
+static inline uint64_t place_entry(uint32_t id, uint32_t slot, uint64_t flags) {
+  return (uint64_t)id << CH2_PLACE_ID_SHIFT | flags | slot;
+}
+/* Whether a place holding `entry` holds a stream of `id`'s side newer than `id`: then `id`, found
+ * nowhere, was recorded and its place taken since (a late frame), for stream ids only grow. */
+static inline int holds_newer(uint64_t entry, uint32_t id) {
+  uint32_t held_by = entry_id(entry);
+  return held_by > id && (held_by & 1) == (id & 1);
+}
+/* Whether a place holding `entry` holds no open stream. */
+static inline int is_free(uint64_t entry) { return entry == 0 || entry_slot(entry) == CH2_NO_SLOT; }
+
+/* A free slot of `table` off its stack, the one freed last; else one never used; CH2_NO_SLOT when
+ * none is left. (The count in `free_slots` changes with every pop and push: a pop that read
+ * `next_free` of a slot popped and pushed again meanwhile fails its compare-and-swap.) */
+static uint32_t take_free_slot(ch2_stream_table *table) {
+  uint64_t top = __atomic_load_n(&table->free_slots, __ATOMIC_ACQUIRE);
   for (uint32_t slot; (slot = (uint32_t)(top & 0xFF)) != CH2_NO_SLOT;) {
-    uint64_t next = ((top & ~(uint64_t)0xFF) + 0x100) | __atomic_load_n(&connection->next_free[slot], __ATOMIC_RELAXED);
-    if (__atomic_compare_exchange_n(&connection->free_slots, &top, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    uint64_t next = ((top & ~(uint64_t)0xFF) + 0x100) | __atomic_load_n(&table->next_free[slot], __ATOMIC_RELAXED);
+    if (__atomic_compare_exchange_n(&table->free_slots, &top, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       return slot;
   }
-  uint32_t fresh = __atomic_load_n(&connection->slots_never_used, __ATOMIC_RELAXED);
+  uint32_t fresh = __atomic_load_n(&table->slots_never_used, __ATOMIC_RELAXED);
   while (fresh < CH2_STREAM_CAPACITY) {
-    if (__atomic_compare_exchange_n(&connection->slots_never_used, &fresh, fresh + 1, 0, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(&table->slots_never_used, &fresh, fresh + 1, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      /* Of no stream yet: a borrowed table's slots may hold tags of another pool's connections. */
+      ch2_stream *stream = &table->streams[fresh];
+      __atomic_store_n(&stream->state, 0, __ATOMIC_RELAXED);
+      stream->request_tag = stream->response_tag = 0;
       return fresh;
+    }
   }
   return CH2_NO_SLOT;
 }
 
-/* `slot` onto the free stack. */
-static void give_back_slot(ch2_connection *connection, uint32_t slot) {
-  uint64_t top = __atomic_load_n(&connection->free_slots, __ATOMIC_RELAXED);
+/* `slot` onto `table`'s free stack. */
+static void give_back_slot(ch2_stream_table *table, uint32_t slot) {
+  uint64_t top = __atomic_load_n(&table->free_slots, __ATOMIC_RELAXED);
   uint64_t next;
   do {
-    __atomic_store_n(&connection->next_free[slot], (uint8_t)(top & 0xFF), __ATOMIC_RELAXED);
+    __atomic_store_n(&table->next_free[slot], (uint8_t)(top & 0xFF), __ATOMIC_RELAXED);
     next = ((top & ~(uint64_t)0xFF) + 0x100) | slot;
-  } while (!__atomic_compare_exchange_n(&connection->free_slots, &top, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  } while (!__atomic_compare_exchange_n(&table->free_slots, &top, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* `table` holding no stream. */
+static void clear_table(ch2_stream_table *table) {
+  table->free_slots = CH2_NO_SLOT;
+  table->slots_never_used = 0;
+  memset(table->stream_map, 0, sizeof table->stream_map);
+}
+
+/* The place of a borrowed table that holds stream `id` (open or recorded), and that table; NULL
+ * when none does. */
+static uint64_t *borrowed_place(ch2_connection *connection, uint32_t id, ch2_stream_table **table) {
+  uint32_t count = __atomic_load_n(&connection->borrowed_count, __ATOMIC_ACQUIRE), place = ch2_stream_place(id);
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t *at = &connection->borrowed[i]->stream_map[place];
+    if (entry_id(__atomic_load_n(at, __ATOMIC_ACQUIRE)) == id) {
+      *table = connection->borrowed[i];
+      return at;
+    }
+  }
+  return NULL;
+}
+
+/* See chttp2.h. */
+ch2_stream *ch2_stream_find_borrowed(ch2_connection *connection, uint32_t id) {
+  ch2_stream_table *table;
+  uint64_t *at = borrowed_place(connection, id, &table);
+  uint64_t entry = at ? __atomic_load_n(at, __ATOMIC_ACQUIRE) : 0;
+  return at && entry_id(entry) == id && entry_slot(entry) != CH2_NO_SLOT ? &table->streams[entry_slot(entry)] : NULL;
+}
+
+/* Opening a stream at a place of one table. */
+typedef enum { OPENED, HELD, STALE } place_outcome;
+
+/* Stream `id` opened at `place` of `table`, which holds `flags` (kept): OPENED with `*stream`
+ * when the place was free (or held `id` already: `*stream` NULL when that one was recorded), HELD
+ * when an older stream still open holds it, STALE when a newer stream of the side does. */
+static place_outcome open_at(ch2_stream_table *table, uint64_t *place, uint32_t id, uint64_t flags,
+                             ch2_stream **stream) {
+  uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
+  for (;;) {
+    uint32_t slot = entry_slot(entry);
+    if (entry_id(entry) == id) {
+      *stream = slot == CH2_NO_SLOT ? NULL : &table->streams[slot];
+      return OPENED;
+    }
+    if (holds_newer(entry, id)) return STALE;
+    if (!is_free(entry)) return HELD;
+    /* No slot with a free place: a stream freeing one has cleared its place, not yet pushed it. */
+    if ((slot = take_free_slot(table)) == CH2_NO_SLOT) return HELD;
+    if (__atomic_compare_exchange_n(place, &entry, place_entry(id, slot, flags), 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      *stream = &table->streams[slot];
+      return OPENED;
+    }
+    give_back_slot(table, slot);
+  }
+}
+
+/* Takes the lock for opening at spilled places; false when it stays held (the other direction's
+ * thread stopped inside, or a signal handler's call interrupted this thread there): the frame then
+ * opens nothing rather than wait. */
+static int lock_spills(ch2_connection *connection) {
+  for (int turn = 0; turn < 4096; turn++) {
+    if (!__atomic_exchange_n(&connection->spill_lock, 1, __ATOMIC_ACQUIRE)) return 1;
+    if (turn < 64) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      __asm__ volatile("yield");
+#endif
+    } else {
+      sched_yield();
+    }
+  }
+  return 0;
+}
+
+static void unlock_spills(ch2_connection *connection) { __atomic_store_n(&connection->spill_lock, 0, __ATOMIC_RELEASE); }
+
+/* Stream `id` opened in a borrowed table (one more borrowed when each holds an older stream at its
+ * place), else at its spilled place of the connection's own table: free by now, or taken over
+ * from the older stream there. Under the lock. */
+static ch2_stream *open_spilled_locked(ch2_connection *connection, uint32_t id) {
+  ch2_stream_table *table;
+  uint64_t *at = borrowed_place(connection, id, &table);
+  if (at) {
+    uint64_t entry = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+    return entry_slot(entry) == CH2_NO_SLOT ? NULL : &table->streams[entry_slot(entry)];
+  }
+  uint32_t place = ch2_stream_place(id);
+  uint64_t *own = &connection->table.stream_map[place];
+  ch2_stream *stream = NULL;
+  switch (open_at(&connection->table, own, id, CH2_PLACE_SPILLED, &stream)) {
+  case OPENED: return stream;
+  case STALE: return NULL;
+  case HELD: break;
+  }
+  uint32_t count = connection->borrowed_count;
+  for (uint32_t i = 0; i < count; i++) {
+    switch (open_at(connection->borrowed[i], &connection->borrowed[i]->stream_map[place], id, 0, &stream)) {
+    case OPENED: return stream;
+    case STALE: return NULL;
+    case HELD: break;
+    }
+  }
+  table = count < CH2_BORROWED_TABLES && connection->callbacks->more_slots ? connection->callbacks->more_slots() : NULL;
+  if (table) {
+    clear_table(table);
+    uint32_t slot = take_free_slot(table);
+    table->stream_map[place] = place_entry(id, slot, 0);
+    connection->borrowed[count] = table;
+    __atomic_store_n(&connection->borrowed_count, count + 1, __ATOMIC_RELEASE);
+    return &table->streams[slot];
+  }
+  /* Nowhere to go: the older stream at the own table's place is given up for this one. */
+  uint64_t entry = __atomic_load_n(own, __ATOMIC_ACQUIRE);
+  while (!is_free(entry)) {
+    if (__atomic_compare_exchange_n(own, &entry, place_entry(id, entry_slot(entry), CH2_PLACE_SPILLED), 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      __atomic_add_fetch(&connection->streams_lost, 1, __ATOMIC_RELAXED);
+      return &connection->table.streams[entry_slot(entry)];
+    }
+  }
+  /* Freed meanwhile. */
+  return open_at(&connection->table, own, id, CH2_PLACE_SPILLED, &stream) == OPENED ? stream : NULL;
+}
+
+static ch2_stream *open_spilled(ch2_connection *connection, uint32_t id) {
+  if (!lock_spills(connection)) return NULL;
+  ch2_stream *stream = open_spilled_locked(connection, id);
+  unlock_spills(connection);
+  return stream;
 }
 
 /* See chttp2.h. A place keeps a recorded stream's id (with CH2_NO_SLOT) until a newer stream
- * takes the place: a late frame of that stream opens nothing. */
+ * takes the place: a late frame of that stream opens nothing. A stream opens in the connection's
+ * own table without a lock unless its place is spilled: marking a place spilled and opening there
+ * are compare-and-swaps of the same word, so a stream never opens in two tables. */
 ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id) {
-  uint64_t *place = &connection->stream_map[ch2_stream_place(id)];
+  ch2_stream_table *own = &connection->table;
+  uint64_t *place = &own->stream_map[ch2_stream_place(id)];
   uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
   for (;;) {
-    uint32_t held_by = (uint32_t)(entry >> 8), slot = (uint32_t)(entry & 0xFF);
-    if (held_by == id) return slot == CH2_NO_SLOT ? NULL : &connection->streams[slot];
-    if (held_by > id && (held_by & 1) == (id & 1)) return NULL; /* older than the place's stream */
-    /* An older stream still open keeps its slot for the newer one (the older is lost). */
-    int taken = entry == 0 || slot == CH2_NO_SLOT;
-    if (taken && (slot = take_free_slot(connection)) == CH2_NO_SLOT) return NULL;
-    if (__atomic_compare_exchange_n(place, &entry, (uint64_t)id << 8 | slot, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-      return &connection->streams[slot];
-    if (taken) give_back_slot(connection, slot);
+    uint32_t slot = entry_slot(entry);
+    if (entry_id(entry) == id) return slot == CH2_NO_SLOT ? NULL : &own->streams[slot];
+    if (entry & CH2_PLACE_SPILLED) return open_spilled(connection, id);
+    if (holds_newer(entry, id)) return NULL; /* older than the place's stream */
+    int taken = is_free(entry);
+    if (!taken) {
+      /* An older stream still open: this one opens elsewhere, or takes its slot over. */
+      if (__atomic_compare_exchange_n(place, &entry, entry | CH2_PLACE_SPILLED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return open_spilled(connection, id);
+      continue;
+    }
+    if ((slot = take_free_slot(own)) == CH2_NO_SLOT) return NULL;
+    if (__atomic_compare_exchange_n(place, &entry, place_entry(id, slot, 0), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return &own->streams[slot];
+    give_back_slot(own, slot);
+  }
+}
+
+/* Stream `id`, at `place` of `table`, gives its slot back (unless a newer stream took it over). */
+static void release_at(ch2_stream_table *table, uint64_t *place, uint32_t id) {
+  uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
+  while (entry_id(entry) == id && entry_slot(entry) != CH2_NO_SLOT) {
+    if (__atomic_compare_exchange_n(place, &entry, (entry & ~(uint64_t)0xFF) | CH2_NO_SLOT, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      give_back_slot(table, entry_slot(entry));
+      return;
+    }
   }
 }
 
 /* See chttp2.h. */
 void ch2_stream_release(ch2_connection *connection, uint32_t id) {
-  uint64_t *place = &connection->stream_map[ch2_stream_place(id)];
+  uint64_t *place = &connection->table.stream_map[ch2_stream_place(id)];
   uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
-  uint32_t slot = (uint32_t)(entry & 0xFF);
-  if (entry >> 8 != id || slot == CH2_NO_SLOT) return;
-  if (__atomic_compare_exchange_n(place, &entry, (uint64_t)id << 8 | CH2_NO_SLOT, 0, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_RELAXED))
-    give_back_slot(connection, slot);
+  if (entry_id(entry) == id) {
+    release_at(&connection->table, place, id);
+  } else if (entry & CH2_PLACE_SPILLED) {
+    ch2_stream_table *table;
+    if ((place = borrowed_place(connection, id, &table))) release_at(table, place, id);
+  }
 }
 
 /* ---- the frames ------------------------------------------------------------------------------------ */
@@ -146,19 +322,28 @@ static void open_request(ch2_connection *connection, ch2_stream *stream, uint64_
   stream->ordinal = __atomic_fetch_add(&connection->streams_opened, 1, __ATOMIC_RELAXED);
 }
 
+/* Ends, as not complete, the streams of `table` past `last` that the client (`opened_by_client` 1)
+ * or the server (0) opened, or both (-1). */
+static void end_streams_of(const reading *read, ch2_stream_table *table, uint32_t last, int opened_by_client,
+                           uint32_t *by) {
+  for (uint32_t place = 0; place < CH2_STREAM_CAPACITY; place++) {
+    uint64_t entry = __atomic_load_n(&table->stream_map[place], __ATOMIC_ACQUIRE);
+    uint32_t id = entry_id(entry);
+    if (is_free(entry) || id <= last) continue;
+    if (opened_by_client >= 0 && (int)(id & 1) != opened_by_client) continue;
+    ch2_stream *stream = &table->streams[entry_slot(entry)];
+    uint64_t halves = CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET;
+    if (ch2_stream_end(stream, halves, ch2_stream_tag(read->connection, id))) record(read, stream, id, by);
+  }
+}
+
 /* Ends, as not complete, the streams past `last` that the client (`opened_by_client` 1) or the
  * server (0) opened, or both (-1): a GOAWAY's refusal, or every stream still open at the close. */
 static void end_streams(const reading *read, uint32_t last, int opened_by_client, uint32_t *by) {
   ch2_connection *connection = read->connection;
-  for (uint32_t place = 0; place < CH2_STREAM_CAPACITY; place++) {
-    uint64_t entry = __atomic_load_n(&connection->stream_map[place], __ATOMIC_ACQUIRE);
-    uint32_t id = (uint32_t)(entry >> 8), slot = (uint32_t)(entry & 0xFF);
-    if (entry == 0 || slot == CH2_NO_SLOT || id <= last) continue;
-    if (opened_by_client >= 0 && (int)(id & 1) != opened_by_client) continue;
-    ch2_stream *stream = &connection->streams[slot];
-    uint64_t halves = CH2_REQUEST_ENDED | CH2_RESPONSE_ENDED | CH2_RESET;
-    if (ch2_stream_end(stream, halves, ch2_stream_tag(connection, id))) record(read, stream, id, by);
-  }
+  end_streams_of(read, &connection->table, last, opened_by_client, by);
+  uint32_t count = __atomic_load_n(&connection->borrowed_count, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < count; i++) end_streams_of(read, connection->borrowed[i], last, opened_by_client, by);
 }
 
 /* GOAWAY: the streams the other side opened past the last one the sender processed never will be.
@@ -332,9 +517,10 @@ void ch2_connection_start(ch2_connection *connection, uint32_t generation, const
   connection->generation = generation;
   connection->streams_opened = 0;
   connection->recorded_by_requests = connection->recorded_by_responses = connection->recorded_at_finish = 0;
-  connection->free_slots = CH2_NO_SLOT;
-  connection->slots_never_used = 0;
-  memset(connection->stream_map, 0, sizeof connection->stream_map);
+  connection->streams_lost = 0;
+  clear_table(&connection->table);
+  connection->borrowed_count = 0;
+  connection->spill_lock = 0;
   ch2_reader_init(&connection->requests.reader, 1); /* the client's frames follow its preface */
   ch2_hpack_init(&connection->requests.decoder);
   ch2_reader_init(&connection->responses.reader, 0);
@@ -407,4 +593,6 @@ ch2_status ch2_connection_read_vector(ch2_connection *connection, int requests, 
 void ch2_connection_finish(ch2_connection *connection, uint64_t now, void *context) {
   reading read = {connection, now, context};
   end_streams(&read, 0, -1, &connection->recorded_at_finish);
+  uint32_t count = __atomic_exchange_n(&connection->borrowed_count, 0, __ATOMIC_ACQ_REL);
+  for (uint32_t i = 0; i < count; i++) connection->borrowed[i]->give_back(connection->borrowed[i]);
 }

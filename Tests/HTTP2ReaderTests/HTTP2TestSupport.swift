@@ -1,4 +1,5 @@
 import CHTTP2
+import Foundation
 import Testing
 
 /// Bytes from hex digits; whitespace and newlines are skipped.
@@ -235,5 +236,35 @@ func withFreshConnection<T>(
   return withUnsafePointer(to: callbacks) { callbacks in
     ch2_connection_start(connection, generation, callbacks)
     return body(connection)
+  }
+}
+
+/// Tables of stream slots for test connections to borrow (ch2_stream_callbacks' `more_slots`):
+/// each pool a few, each table given back to the pool it came from by its own `give_back`.
+final class BorrowedTables: @unchecked Sendable {
+  /// StreamSlotsTests' (which counts them), and the random frames'.
+  static let slots = BorrowedTables(count: 8), randomFrames = BorrowedTables(count: 8)
+  private let lock = NSLock()
+  private let all: Set<UnsafeMutablePointer<ch2_stream_table>>
+  private var tables: [UnsafeMutablePointer<ch2_stream_table>]
+
+  init(count: Int) {
+    tables = (0..<count).map { _ in
+      let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ch2_stream_table>.size, alignment: 64)
+      raw.initializeMemory(as: UInt8.self, repeating: 0xA5, count: MemoryLayout<ch2_stream_table>.size)
+      return raw.bindMemory(to: ch2_stream_table.self, capacity: 1)
+    }
+    all = Set(tables)
+  }
+
+  var free: Int { lock.withLock { tables.count } }
+
+  func take() -> UnsafeMutablePointer<ch2_stream_table>? {
+    guard let table = lock.withLock({ tables.popLast() }) else { return nil }
+    table.pointee.give_back = { table in
+      let owner = [BorrowedTables.slots, BorrowedTables.randomFrames].first { $0.all.contains(table!) }!
+      owner.lock.withLock { owner.tables.append(table!) }
+    }
+    return table
   }
 }

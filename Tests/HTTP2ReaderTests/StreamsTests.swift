@@ -16,6 +16,12 @@ struct StreamsTests {
     var recordedTwice = 0
   }
 
+  static func callbacks(borrowing: Bool) -> ch2_stream_callbacks {
+    var callbacks = Self.callbacks
+    if borrowing { callbacks.more_slots = { BorrowedTables.randomFrames.take() } }
+    return callbacks
+  }
+
   static let callbacks = ch2_stream_callbacks(
     take_request_head: { context, _, stream, fields in
       let seen = Unmanaged<Seen>.fromOpaque(context!).takeUnretainedValue()
@@ -37,12 +43,17 @@ struct StreamsTests {
       seen.records.append(
         (id, stream.state, stream.status, stream.request_bytes, stream.response_bytes, stream.response_complete != 0,
          method, stream.grpc_status))
-    })
+    },
+    more_slots: nil)
 
   /// A fresh connection whose streams this suite's callbacks see, for the body.
-  static func withConnection<T>(_ body: (UnsafeMutablePointer<ch2_connection>, Seen, UnsafeMutableRawPointer) -> T) -> T {
+  static func withConnection<T>(
+    borrowing: Bool = false, _ body: (UnsafeMutablePointer<ch2_connection>, Seen, UnsafeMutableRawPointer) -> T
+  ) -> T {
     let seen = Seen()
-    return withFreshConnection(generation: 7, callbacks: callbacks) { body($0, seen, Unmanaged.passUnretained(seen).toOpaque()) }
+    return withFreshConnection(generation: 7, callbacks: callbacks(borrowing: borrowing)) {
+      body($0, seen, Unmanaged.passUnretained(seen).toOpaque())
+    }
   }
 
   static func read(_ connection: UnsafeMutablePointer<ch2_connection>, requests: Bool, _ bytes: [UInt8],
@@ -83,18 +94,24 @@ struct StreamsTests {
     }
   }
 
-  @Test("random frames on both directions, in random pieces: each stream recorded once, when both halves ended")
-  func randomFrames() {
-    var rng = SplitMix64(seed: 0x5354_5245_414D)
+  /// With `crowded`, the streams share four places of each stream map (ids 256 apart): the
+  /// connection borrows every table it may, and streams past them take older ones' slots over.
+  @Test("random frames on both directions, in random pieces: each stream recorded once, when both halves ended",
+        arguments: [false, true])
+  func randomFrames(crowded: Bool) {
+    var rng = SplitMix64(seed: crowded ? 0x4352_4F57_4445_44 : 0x5354_5245_414D)
+    var borrowedMost: UInt32 = 0, lostMost: UInt32 = 0
     for _ in 0..<400 {
-      Self.withConnection { connection, seen, context in
+      Self.withConnection(borrowing: crowded) { connection, seen, context in
         var client = clientPreface, server: [UInt8] = []
-        for _ in 0..<Int(rng.next() % 60) {
-          let id = UInt32(rng.next() % 300)
-          let flags = Int(rng.next() % 2) | (rng.next() % 5 == 0 ? 0 : 4)
+        for index in 0..<Int(rng.next() % (crowded ? 400 : 60)) {
+          // Crowded: ids mostly growing, a few of them at each of four places.
+          let id = crowded ? UInt32(index / 3 + Int(rng.next() % 3)) * 256 + UInt32(rng.next() % 4) : UInt32(rng.next() % 300)
+          let ends = rng.next() % (crowded ? 8 : 2) == 0  // END_STREAM: crowded streams stay open longer
+          let flags = (ends ? 1 : 0) | (rng.next() % 5 == 0 ? 0 : 4)
           let toServer = rng.next() % 2 == 0
           let bytes: [UInt8]
-          switch rng.next() % 9 {
+          switch rng.next() % (crowded ? 8 : 9) {  // crowded: no frames of random types, which stop a direction
           case 0, 1, 2: bytes = frame(1, flags: flags, stream: id, toServer ? Self.get : Self.ok)
           case 3, 4: bytes = frame(0, flags: flags & 1, stream: id, [1, 2, 3])
           case 5: bytes = frame(3, stream: id, [0, 0, 0, 8])
@@ -119,16 +136,20 @@ struct StreamsTests {
           }
           if requests { sent += count } else { received += count }
         }
+        borrowedMost = max(borrowedMost, connection.pointee.borrowed_count)
+        lostMost = max(lostMost, connection.pointee.streams_lost)
         ch2_connection_finish(connection, now + 1, context)
         #expect(seen.recordedTwice == 0)
         #expect(seen.records.allSatisfy { $0.state & 3 == 3 })
         #expect(ch2_connection_recorded(connection) == UInt64(seen.records.count))
+        #expect(connection.pointee.borrowed_count == 0)
         // Nothing is left open: another close records nothing.
         let count = seen.records.count
         ch2_connection_finish(connection, now + 2, context)
         #expect(seen.records.count == count)
       }
     }
+    if crowded { #expect(borrowedMost == CH2_BORROWED_TABLES && lostMost > 0, "\(borrowedMost) \(lostMost)") }
   }
 
   /// What a connection records of the client's `client` bytes and the server's: `server`

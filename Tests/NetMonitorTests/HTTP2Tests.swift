@@ -238,6 +238,45 @@ struct HTTP2Tests {
   /// table (the server's encoder resizes to it in its first block), sends on one thread and reads
   /// on another (the 101 is often read before the request's hook ran: `SplitThreadClientTests`
   /// makes that certain), then multiplexes eight streams and posts.
+  @Test("node's http2 client and server in one process: 400 streams in flight on one connection, each recorded by both sides")
+  func manyStreamsInFlight() throws {
+    let node = try TLSStackTests.node().path
+    // The server answers no stream until all 400 are open: the connection's own 128 stream slots
+    // and three borrowed tables hold them.
+    let script = """
+      const http2 = require('http2');
+      const count = 400, waiting = [];
+      const server = http2.createServer();
+      server.on('stream', (stream, headers) => {
+        waiting.push([stream, headers[':path']]);
+        if (waiting.length < count) return;
+        for (const [s, path] of waiting) { s.respond({ ':status': 200 }); s.end(path); }
+      });
+      server.listen(0, '127.0.0.1', async () => {
+        const client = http2.connect('http://127.0.0.1:' + server.address().port);
+        const get = (i) => new Promise((resolve, reject) => {
+          const request = client.request({ ':path': '/s/' + i });
+          let body = ''; request.on('data', (d) => body += d); request.on('end', () => resolve(body));
+          request.on('error', reject); request.end();
+        });
+        const bodies = await Promise.all([...Array(count).keys()].map(get));
+        console.log(bodies.filter((body, i) => body === '/s/' + i).length);
+        client.close(); server.close();
+      });
+      """
+    let (status, records, stderr) = try Self.run([node, "-e", script])
+    #expect(status == 0, "\(stderr)")
+    let paths = Set((0..<400).map { "/s/\($0)" })
+    for role in [ConnectionRole.client, .server] {
+      let streams = Self.http(records).filter { $0.role == role }
+      #expect(streams.count == 400 && Set(streams.map(\.target)) == paths, "\(role): \(streams.count)")
+      #expect(Set(streams.compactMap(\.streamId)).count == 400)
+      #expect(streams.allSatisfy { $0.httpProtocol == .h2 && $0.status == 200 && $0.responseComplete == true })
+      let connection = Self.connections(records).filter { $0.role == role }
+      #expect(connection.count == 1 && connection.first?.httpExchanges == 400 && connection.first?.httpError == nil)
+    }
+  }
+
   @Test("Java's HttpClient over h2c: the upgrade's 101 exchange, then one record per stream")
   func javaUpgrade() throws {
     let (server, port) = try Self.pythonServer()

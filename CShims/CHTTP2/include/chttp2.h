@@ -342,23 +342,45 @@ typedef struct ch2_direction {
 } ch2_direction;
 
 typedef struct ch2_stream_callbacks ch2_stream_callbacks;
+typedef struct ch2_stream_table ch2_stream_table;
 
-typedef struct ch2_connection {
-  ch2_stream streams[CH2_STREAM_CAPACITY]; /* first: at the entry's alignment */
-  const ch2_stream_callbacks *callbacks; /* what is done with its streams */
-  uint32_t generation;     /* this connection's taking of its pool entry: in every tag of its streams */
-  uint32_t streams_opened; /* by either side: a stream's ordinal */
-  /* Streams recorded, by who recorded them (no counter has two writers). */
-  uint32_t recorded_by_requests, recorded_by_responses, recorded_at_finish;
+/* Stream slots and the map that says which open stream holds which: a connection's own, and the
+ * ones it borrows while more streams are in flight than its own holds (ch2_stream_callbacks'
+ * `more_slots`). */
+struct ch2_stream_table {
+  ch2_stream streams[CH2_STREAM_CAPACITY]; /* first: at the table's alignment */
   /* The stream slots no stream holds, the one freed last on top: a stack that either direction
    * pops and pushes without a lock (bits 0–7: the top slot, CH2_NO_SLOT when empty; above them a
    * count of the stack's changes, so that a pop that raced another pop and push fails). */
   uint64_t free_slots;
   uint32_t slots_never_used; /* slots at and past this index have held no stream of this connection */
   uint8_t next_free[CH2_STREAM_CAPACITY]; /* the free slot under each free slot on the stack */
-  /* Which slot each open stream holds, at its place (ch2_stream_place): the stream id above bits
-   * 0–7, the slot in them; 0 when the place holds none. Set and cleared only by compare-and-swap. */
+  /* Which slot each open stream holds, at its place (ch2_stream_place): the stream id from bit
+   * CH2_PLACE_ID_SHIFT, the slot in bits 0–7, CH2_PLACE_SPILLED (the connection's own table only);
+   * 0 when the place holds none. Set and cleared only by compare-and-swap. */
   uint64_t stream_map[CH2_STREAM_CAPACITY];
+  /* Gives a borrowed table back to whoever lent it (set by the lender; unused in a connection's own). */
+  void (*give_back)(ch2_stream_table *table);
+};
+
+/* Tables a connection may borrow: with its own, 1,024 streams in flight at once. */
+#define CH2_BORROWED_TABLES 7u
+
+typedef struct ch2_connection {
+  ch2_stream_table table; /* first: at the entry's alignment */
+  const ch2_stream_callbacks *callbacks; /* what is done with its streams */
+  uint32_t generation;     /* this connection's taking of its pool entry: in every tag of its streams */
+  uint32_t streams_opened; /* by either side: a stream's ordinal */
+  /* Streams recorded, by who recorded them (no counter has two writers). */
+  uint32_t recorded_by_requests, recorded_by_responses, recorded_at_finish;
+  /* Streams lost: opened while every place they could hold had an older stream still open, which
+   * the new one took over (that one is not recorded). */
+  uint32_t streams_lost;
+  /* The tables borrowed (`borrowed_count` of them, published with release), and the lock either
+   * direction holds while it opens a stream past its own table's place (ch2_stream_open). */
+  ch2_stream_table *borrowed[CH2_BORROWED_TABLES];
+  uint32_t borrowed_count;
+  uint32_t spill_lock;
   ch2_direction requests;  /* the client's frames */
   ch2_direction responses; /* the server's */
 } ch2_connection;
@@ -370,6 +392,11 @@ struct ch2_stream_callbacks {
   void (*take_request_head)(void *context, ch2_connection *connection, ch2_stream *stream,
                             const ch2_fields *fields);
   void (*record)(void *context, ch2_connection *connection, ch2_stream *stream, uint32_t id, uint64_t now);
+  /* Another table of stream slots, its bytes as its last user left them (its `give_back` set), for a
+   * connection whose stream's place in every table it has holds an older stream still open; NULL
+   * when none is left (then the new stream takes the older one's slot over). May itself be NULL. A
+   * borrowed table is given back when the connection finishes. */
+  ch2_stream_table *(*more_slots)(void);
 };
 
 /* Makes a pool entry fresh for a new connection: its scalars and both directions' readers and
@@ -391,7 +418,8 @@ ch2_status ch2_connection_read(ch2_connection *connection, int requests, const u
 ch2_status ch2_connection_read_vector(ch2_connection *connection, int requests, const struct iovec *vector,
                                       int vector_count, size_t skip, size_t count, uint64_t now, void *context);
 
-/* The connection closed at `now`: its streams still open are recorded, as not complete. */
+/* The connection closed at `now`: its streams still open are recorded, as not complete, and the
+ * tables it borrowed given back. */
 void ch2_connection_finish(ch2_connection *connection, uint64_t now, void *context);
 
 /* Streams recorded on the connection. */
@@ -400,27 +428,44 @@ static inline uint64_t ch2_connection_recorded(const ch2_connection *connection)
          connection->recorded_at_finish;
 }
 
-#define CH2_NO_SLOT 0xFFu
+/* Streams opened on the connection that ended: recorded, or lost (the record's http_exchanges). */
+static inline uint64_t ch2_connection_streams(const ch2_connection *connection) {
+  return ch2_connection_recorded(connection) + __atomic_load_n(&connection->streams_lost, __ATOMIC_RELAXED);
+}
 
-/* The place of stream `id` in the stream map: client-initiated (odd) streams in order, server-
+#define CH2_NO_SLOT 0xFFu
+/* A place of the connection's own table whose stream opened in a borrowed table once, because the
+ * place held an older stream still open: a stream to open at the place looks in the borrowed tables
+ * first (ch2_stream_open), and one not found at it may be in them. */
+#define CH2_PLACE_SPILLED 0x100u
+#define CH2_PLACE_ID_SHIFT 9
+
+/* The place of stream `id` in a stream map: client-initiated (odd) streams in order, server-
  * initiated (even) ones half the map away, so that a pushed stream meets the stream that promised
- * it rarely. 128 streams in flight at once are followed exactly; a stream opened while its place
- * still holds one 128 streams older takes that one's slot over, and the older one is not recorded. */
+ * it rarely. */
 static inline uint32_t ch2_stream_place(uint32_t id) {
   return ((id >> 1) + ((id & 1) == 0 ? 64u : 0u)) & (CH2_STREAM_CAPACITY - 1);
 }
 
+/* The slot stream `id` holds in a borrowed table, or NULL (out of line: see ch2_stream_find). */
+ch2_stream *ch2_stream_find_borrowed(ch2_connection *connection, uint32_t id);
+
 /* The slot stream `id` holds, or NULL when it holds none (never opened, or recorded). */
 static inline ch2_stream *ch2_stream_find(ch2_connection *connection, uint32_t id) {
-  uint64_t entry = __atomic_load_n(&connection->stream_map[ch2_stream_place(id)], __ATOMIC_ACQUIRE);
-  return entry >> 8 == id && (entry & 0xFF) != CH2_NO_SLOT ? &connection->streams[entry & 0xFF] : NULL;
+  uint64_t entry = __atomic_load_n(&connection->table.stream_map[ch2_stream_place(id)], __ATOMIC_ACQUIRE);
+  if (entry >> CH2_PLACE_ID_SHIFT == id)
+    return (entry & 0xFF) != CH2_NO_SLOT ? &connection->table.streams[entry & 0xFF] : NULL;
+  return entry & CH2_PLACE_SPILLED ? ch2_stream_find_borrowed(connection, id) : NULL;
 }
 
 /* The slot stream `id` holds, given it one if it holds none: the slot freed last (its lines the
  * likeliest to be in the cache), so a connection's streams keep to as many slots as they have in
- * flight. NULL when the stream was recorded already or its place holds a newer stream of the same
- * side, and when no slot is free (every one held, another thread claiming at once). Its halves
- * are made fresh by the claims (its tag is not the slot's yet). */
+ * flight. A stream whose place holds an older stream still open opens in a borrowed table (under
+ * `spill_lock`: rare, and only the two directions' threads meet there); past
+ * CH2_BORROWED_TABLES, or with none to borrow, it takes the older stream's slot over, and that one
+ * is lost (`streams_lost`). NULL when the stream was recorded already or its place holds a newer
+ * stream of the same side, and when no slot is free (every one held, another thread claiming at
+ * once). Its halves are made fresh by the claims (its tag is not the slot's yet). */
 ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id);
 
 /* Stream `id`, recorded, gives its slot back (unless a newer stream took it over). */

@@ -230,6 +230,13 @@ void *cnm_h2_pool_take(uint32_t *generation);
 void cnm_h2_pool_give_back(void *entry);
 /* Entries taken now. */
 uint32_t cnm_h2_pool_in_use(void);
+/* The stream tables a connection borrows while more streams are in flight than its own 128 slots
+ * hold (ch2_stream_callbacks' `more_slots`): 128 of ~133 KB, mapped with the pool. */
+#define CNM_H2_TABLE_POOL_CAPACITY 128u
+/* A free table, its `give_back` set (to this pool), or NULL when all are taken. */
+struct ch2_stream_table *cnm_h2_more_stream_slots(void);
+/* Tables borrowed now. */
+uint32_t cnm_h2_tables_in_use(void);
 
 /* ---- the lines an exchange touches, prefetched before the receiving system call -----------------
  * A server's entry is cold by the time its connection's next request comes: the kernel's work for

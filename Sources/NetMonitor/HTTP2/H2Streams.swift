@@ -19,7 +19,8 @@ enum H2Streams {
         record: { context, connection, stream, id, now in
           let slot = context!.assumingMemoryBound(to: ConnectionSlot.self)
           H2Streams.record(connection!, stream!, id: id, now: now, context: Traffic.exchangeContext(slot))
-        }))
+        },
+        more_slots: cnm_h2_more_stream_slots))
     return UnsafePointer(callbacks)
   }()
 

@@ -219,15 +219,15 @@ enum H2Traffic {
   }
 
   /// The connection closed: its open streams are recorded, and its state goes back to the pool.
-  /// Returns the streams recorded on it.
+  /// Returns its streams: recorded, or lost past the streams it could follow in flight.
   static func finish(_ slot: UnsafeMutablePointer<ConnectionSlot>) -> UInt64 {
     let link = slot.pointer(to: \.h2)!.pointer(to: \.connection)!
     let address = cnm_load_u64(link)
     guard address != 0, let connection = UnsafeMutablePointer<H2Connection>(bitPattern: UInt(address)) else { return 0 }
     ch2_connection_finish(connection, MonotonicClock.now(), UnsafeMutableRawPointer(slot))
-    let recorded = ch2_connection_recorded(connection)
+    let streams = ch2_connection_streams(connection)
     cnm_store_u64(link, 0)
     connection.giveBack()
-    return recorded
+    return streams
   }
 }
