@@ -455,6 +455,7 @@ static void inherit_all(void) {
 void elfhook_clients_after_fork_in_child(void) {
   /* A thread of the parent that was inside a call does not exist here. */
   __atomic_store_n(&accounting, 0, __ATOMIC_RELAXED);
+  cnm_h2_pool_after_fork();
   if (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != READY) return;
   inherit_all();
   /* The parent's ring is not the child's (lookups.c unmapped it): the next connect sets up again. */

@@ -2,6 +2,7 @@
  * the thread that moves its bytes; a stream's `state` is the one word both directions write. */
 #include "chttp2.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
@@ -167,12 +168,17 @@ static place_outcome open_at(ch2_stream_table *table, uint64_t *place, uint32_t 
   }
 }
 
-/* Takes the lock for opening at spilled places; false when it stays held (the other direction's
- * thread stopped inside, or a signal handler's call interrupted this thread there): the frame then
- * opens nothing rather than wait. */
+/* Takes the lock for opening at spilled places, held by the thread in `spill_lock`. False, at once,
+ * when this thread holds it (a signal handler's call interrupted it there): the frame then opens
+ * nothing rather than wait on itself. Another thread holding it is inside a few dozen
+ * instructions, or preempted there: this one waits, yielding its CPU after a while. */
 static int lock_spills(ch2_connection *connection) {
-  for (int turn = 0; turn < 4096; turn++) {
-    if (!__atomic_exchange_n(&connection->spill_lock, 1, __ATOMIC_ACQUIRE)) return 1;
+  uint64_t self = (uint64_t)pthread_self();
+  for (uint32_t turn = 0;; turn++) {
+    uint64_t holder = 0;
+    if (__atomic_compare_exchange_n(&connection->spill_lock, &holder, self, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      return 1;
+    if (holder == self) return 0;
     if (turn < 64) {
 #if defined(__x86_64__)
       __builtin_ia32_pause();
@@ -183,7 +189,6 @@ static int lock_spills(ch2_connection *connection) {
       sched_yield();
     }
   }
-  return 0;
 }
 
 static void unlock_spills(ch2_connection *connection) { __atomic_store_n(&connection->spill_lock, 0, __ATOMIC_RELEASE); }
@@ -270,9 +275,9 @@ ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id) {
   }
 }
 
-/* Stream `id`, at `place` of `table`, gives its slot back (unless a newer stream took it over). */
-static void release_at(ch2_stream_table *table, uint64_t *place, uint32_t id) {
-  uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
+/* Stream `id`, at `place` of `table` (which held `entry`), gives its slot back (unless a newer
+ * stream took it over). */
+static inline void release_at(ch2_stream_table *table, uint64_t *place, uint64_t entry, uint32_t id) {
   while (entry_id(entry) == id && entry_slot(entry) != CH2_NO_SLOT) {
     if (__atomic_compare_exchange_n(place, &entry, (entry & ~(uint64_t)0xFF) | CH2_NO_SLOT, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
@@ -287,10 +292,11 @@ void ch2_stream_release(ch2_connection *connection, uint32_t id) {
   uint64_t *place = &connection->table.stream_map[ch2_stream_place(id)];
   uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
   if (entry_id(entry) == id) {
-    release_at(&connection->table, place, id);
+    release_at(&connection->table, place, entry, id);
   } else if (entry & CH2_PLACE_SPILLED) {
     ch2_stream_table *table;
-    if ((place = borrowed_place(connection, id, &table))) release_at(table, place, id);
+    if ((place = borrowed_place(connection, id, &table)))
+      release_at(table, place, __atomic_load_n(place, __ATOMIC_ACQUIRE), id);
   }
 }
 

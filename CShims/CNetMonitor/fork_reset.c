@@ -71,6 +71,7 @@ static void switch_to_own_ring(void) {
 static void after_fork_in_child(void) {
   cnm_pid = (int32_t)getpid();
   inherit_connections();
+  cnm_h2_pool_after_fork();
   cnm_resolutions_after_fork();
   if (fork_configuration.pattern[0]) {
     switch_to_own_ring();

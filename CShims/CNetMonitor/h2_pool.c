@@ -80,6 +80,15 @@ static uint32_t in_use(const pool *of) {
 
 uint32_t cnm_h2_pool_in_use(void) { return in_use(&connections); }
 
+void cnm_h2_pool_after_fork(void) {
+  unsigned char *base = __atomic_load_n(&connections.base, __ATOMIC_ACQUIRE);
+  if (!base) return;
+  for (uint32_t index = 0; index < connections.capacity; index++) {
+    if (connections.taken[index / 64] & (1ull << (index % 64)))
+      ch2_connection_forked((ch2_connection *)(void *)(base + (size_t)index * connections.entry_size));
+  }
+}
+
 /* A table goes back to this copy's pool: the injected library's, for a connection the monitor
  * adopted, goes back to the library's. */
 static void give_back_table(ch2_stream_table *table) { give_back(&tables, table); }

@@ -377,10 +377,11 @@ typedef struct ch2_connection {
    * the new one took over (that one is not recorded). */
   uint32_t streams_lost;
   /* The tables borrowed (`borrowed_count` of them, published with release), and the lock either
-   * direction holds while it opens a stream past its own table's place (ch2_stream_open). */
+   * direction holds while it opens a stream past its own table's place (ch2_stream_open): the
+   * holding thread's pthread_self, 0 when free (a fork's child clears it: ch2_connection_forked). */
   ch2_stream_table *borrowed[CH2_BORROWED_TABLES];
   uint32_t borrowed_count;
-  uint32_t spill_lock;
+  uint64_t spill_lock;
   ch2_direction requests;  /* the client's frames */
   ch2_direction responses; /* the server's */
 } ch2_connection;
@@ -421,6 +422,10 @@ ch2_status ch2_connection_read_vector(ch2_connection *connection, int requests, 
 /* The connection closed at `now`: its streams still open are recorded, as not complete, and the
  * tables it borrowed given back. */
 void ch2_connection_finish(ch2_connection *connection, uint64_t now, void *context);
+
+/* In a fork's child, whose only thread is the one that forked: a lock another thread of the parent
+ * held is free. */
+static inline void ch2_connection_forked(ch2_connection *connection) { connection->spill_lock = 0; }
 
 /* Streams recorded on the connection. */
 static inline uint64_t ch2_connection_recorded(const ch2_connection *connection) {

@@ -230,6 +230,9 @@ void *cnm_h2_pool_take(uint32_t *generation);
 void cnm_h2_pool_give_back(void *entry);
 /* Entries taken now. */
 uint32_t cnm_h2_pool_in_use(void);
+/* In a fork's child: the taken entries' connections made the child's (ch2_connection_forked; an
+ * entry is a ch2_connection at its start). */
+void cnm_h2_pool_after_fork(void);
 /* The stream tables a connection borrows while more streams are in flight than its own 128 slots
  * hold (ch2_stream_callbacks' `more_slots`): 128 of ~133 KB, mapped with the pool. */
 #define CNM_H2_TABLE_POOL_CAPACITY 128u
