@@ -42,6 +42,22 @@ struct HTMLReportTests {
     #expect(htmlEscaped("a&b<c>\"d\"'e'\u{1}") == "a&amp;b&lt;c&gt;&quot;d&quot;&#39;e&#39;\u{FFFD}")
   }
 
+  @Test("failed requests have their table, by endpoint and status, the message escaped")
+  func failedRequests() {
+    var call = HTTPRecord(
+      pid: 7, process: "client", startUnixNs: 1_767_225_600_000_000_000, durationMs: 2, connectionId: 1, scheme: .http,
+      method: "POST", host: "svc:50051", target: "/shop.Cart/Add", status: 200, ttfbMs: 1, requestBytes: 10,
+      responseBytes: 20, reusedConnection: false)
+    call.grpcStatus = 5
+    call.grpcMessage = "no <b>cart</b>"
+    let page = HTMLReport.render([.http(call), .http(call)], title: "grpc")
+    #expect(page.contains(##"<a href="#request-failures-section">Failed requests</a>"##))
+    #expect(page.contains(#"<span class="bad">NOT_FOUND</span></td><td class="num">2</td><td>no &lt;b&gt;cart&lt;/b&gt;</td>"#), "\(page)")
+    call.grpcStatus = 0
+    let fine = HTMLReport.render([.http(call)], title: "grpc")
+    #expect(fine.contains(#"<section id="request-failures-section">"#) && !fine.contains("NOT_FOUND"))
+  }
+
   @Test("connections whose TLS or HTTP elfhook cannot read have cards, as the terminal summary has lines")
   func undecodedTLSCard() {
     func connection(_ id: UInt64, tlsBytes: UInt64?) -> Transaction {

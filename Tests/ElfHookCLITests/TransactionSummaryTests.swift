@@ -301,6 +301,50 @@ struct TransactionSummaryTests {
     #expect(EndpointKey(record).path == path)
   }
 
+  @Test("failed requests grouped by endpoint and status, commonest first, with the first one's message")
+  func failedRequests() {
+    func record(_ target: String, status: Int?, complete: Bool? = nil, grpc: Int? = nil, message: String? = nil)
+      -> Transaction
+    {
+      var record = HTTPRecord(
+        pid: 1, process: "p", startUnixNs: 0, durationMs: 1, connectionId: 1, scheme: .http, method: "POST",
+        host: "svc:50051", target: target, status: status, ttfbMs: 1, requestBytes: 1, responseBytes: 1,
+        responseComplete: complete, reusedConnection: true)
+      record.grpcStatus = grpc
+      record.grpcMessage = message
+      return .http(record)
+    }
+    let transactions = [
+      record("/shop.Cart/Add", status: 200, complete: true, grpc: 5, message: "no cart %C3%BC"),
+      record("/shop.Cart/Add", status: 200, complete: true, grpc: 5, message: "another message"),
+      record("/shop.Cart/Add", status: 200, complete: true, grpc: 0),
+      record("/shop.Cart/Add", status: 200, complete: false, grpc: 14),
+      record("/api/items?page=2", status: 503, complete: true),
+      record("/api/items?page=3", status: 503, complete: true),
+      record("/api/items?page=4", status: 503, complete: true),
+      record("/api/items", status: 404, complete: true),  // a client's error, not the server's failure
+      record("/api/upload", status: 200, complete: false),
+      record("/api/slow", status: nil),
+    ]
+    let summary = summary(of: transactions)
+    let groups = summary.requestFailures.commonest.map {
+      (summary.endpoint(at: $0.key.endpointRow).description, $0.key.status, $0.count, $0.message)
+    }
+    let expected = [
+      ("POST svc:50051/api/items", "503", 3, ""),
+      ("gRPC svc:50051 shop.Cart/Add", "NOT_FOUND", 2, "no cart ü"),
+      ("gRPC svc:50051 shop.Cart/Add", "UNAVAILABLE", 1, "response cut short"),
+      ("POST svc:50051/api/upload", "200", 1, "response cut short"),
+      ("POST svc:50051/api/slow", "-", 1, "no response"),
+    ]
+    #expect(groups.count == expected.count && summary.errors == 8, "\(groups)")
+    for (group, expected) in zip(groups, expected) {
+      #expect(group.0 == expected.0 && group.1 == expected.1 && group.2 == expected.2 && group.3 == expected.3)
+    }
+    let text = renderSummary(summary, width: 100, color: false)
+    #expect(text.contains("FAILED REQUESTS") && text.contains("gRPC svc:50051 shop.Cart/Add    NOT_FOUND      2  no cart ü"), "\(text)")
+  }
+
   @Test("an IPv4-mapped IPv6 peer (Java's sockets) is the same host as its IPv4 address")
   func mappedAddresses() {
     #expect(HostKey(address: "::ffff:127.0.0.1", port: 8080) == HostKey(address: "127.0.0.1", port: 8080))

@@ -34,7 +34,7 @@ extension HTMLReport {
       letter-spacing: .04em; text-transform: uppercase; color: var(--muted); border-bottom: 1px solid var(--border); }
     .num { text-align: right; }
     table:not(.waterfall) .num { padding-left: 28px; }
-    #hosts, #endpoints, #dns, #failures { width: auto; min-width: 66%; }
+    #hosts, #endpoints, #dns, #request-failures, #failures { width: auto; min-width: 66%; }
     tbody tr:hover td { background: var(--hover); }
     .host, .note, .empty, .more { color: var(--muted); }
     .bad, .status.bad { color: var(--bad); font-weight: 600; }

@@ -57,6 +57,27 @@ extension HTMLReport {
           + moreRows(names.count - rows.count, "names"))
   }
 
+  static func requestFailureSection(_ summary: TransactionSummary) -> String {
+    let groups = summary.requestFailures.commonest
+    let rows = groups.prefix(maximumRows).map { group in
+      let endpoint = summary.endpoint(at: group.key.endpointRow)
+      return [
+        htmlEscaped(endpoint.method),
+        "<span class=\"host\">\(htmlEscaped(endpoint.host.description))</span>\(htmlEscaped(endpoint.path))",
+        "<span class=\"bad\">\(htmlEscaped(group.key.status))</span>", Units.count(group.count),
+        htmlEscaped(group.message.isEmpty ? "-" : group.message),
+      ]
+    }
+    let columns = ["Method", "Endpoint", "Status", "Count", "Message"]
+    return section(
+      id: "request-failures", title: "Failed requests",
+      note: "HTTP 5xx, no response or one cut short, gRPC statuses but OK; by endpoint and status, with the first message",
+      body: rows.isEmpty
+        ? nil
+        : table(id: "request-failures", columns: columns, numeric: ["Count"], rows: rows)
+          + moreRows(groups.count - rows.count, "kinds of failure"))
+  }
+
   static func failureSection(_ summary: TransactionSummary) -> String {
     let rows = summary.commonestFailures.map { failure in
       [

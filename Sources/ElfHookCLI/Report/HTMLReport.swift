@@ -45,6 +45,7 @@ enum HTMLReport {
       \(waterfallSection(requests, axis))
       \(endpointSection(summary))
       \(dnsSection(summary))
+      \(requestFailureSection(summary))
       \(failureSection(summary))
       \(otherRecordSection(others, axis))
       </main>
@@ -90,7 +91,7 @@ enum HTMLReport {
       <p class="facts">\(htmlEscaped(facts.joined(separator: " · ")))</p>
       <nav><a href="#hosts-section">Hosts</a><a href="#waterfall-section">Waterfall</a>\
       <a href="#endpoints-section">Endpoints</a><a href="#dns-section">DNS</a>\
-      <a href="#failures-section">Failed calls</a><a href="#other-records-section">Other records</a></nav>
+      <a href="#request-failures-section">Failed requests</a><a href="#failures-section">Failed calls</a><a href="#other-records-section">Other records</a></nav>
       </header>
       """
   }

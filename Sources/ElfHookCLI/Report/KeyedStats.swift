@@ -14,6 +14,9 @@ struct KeyedStats<Key: Hashable, Stats> {
 
   func contains(_ key: Key) -> Bool { position(of: key) != nil }
 
+  /// The key in row `position` (from `row(of:initial:)`).
+  func key(at position: Int) -> Key { keys[position] }
+
   /// Every key with its statistics.
   var dictionary: [Key: Stats] { Dictionary(uniqueKeysWithValues: zip(keys, values)) }
 

@@ -1,8 +1,8 @@
 import NetMonitor
 
 /// The summary `elfhook report` prints, and `elfhook run` at exit: a headline of totals, then
-/// tables of hosts, endpoints, DNS names, failures and the slowest requests, each line at most
-/// `width` columns.
+/// tables of hosts, endpoints, DNS names, failed requests, failed calls and the slowest requests,
+/// each line at most `width` columns.
 ///
 /// - Parameters:
 ///   - summary: The records seen.
@@ -34,8 +34,8 @@ func renderSummary(_ summary: TransactionSummary, width: Int, color: Bool) -> St
   }
   for section in [
     hostSection(summary, width: width, style), endpointSection(summary, width: width, style),
-    dnsSection(summary, width: width, style), failureSection(summary, width: width, style),
-    slowestSection(summary, width: width, style),
+    dnsSection(summary, width: width, style), requestFailureSection(summary, width: width, style),
+    failureSection(summary, width: width, style), slowestSection(summary, width: width, style),
   ] where !section.isEmpty {
     lines.append("")
     lines += section
@@ -129,6 +129,21 @@ private func dnsSection(_ summary: TransactionSummary, width: Int, _ style: Term
     "DNS  \(plural(summary.dns.lookups, "lookup")), \(Units.count(summary.dns.failures)) failed, "
     + "p50 \(Units.duration(quantiles.p50)), max \(Units.duration(quantiles.maximum))"
   return section(title, table, width: width, style, more: names.count - tableRows, "names")
+}
+
+private func requestFailureSection(_ summary: TransactionSummary, width: Int, _ style: TerminalStyle) -> [String] {
+  let groups = summary.requestFailures.commonest
+  guard !groups.isEmpty else { return [] }
+  var table = TextTable(
+    [("REQUEST", .left), ("STATUS", .right), ("COUNT", .right), ("MESSAGE", .left)], flexibleColumn: 3)
+  for group in groups.prefix(tableRows) {
+    table.append([
+      TextTable.Cell(printable(summary.endpoint(at: group.key.endpointRow).description)),
+      TextTable.Cell(printable(group.key.status), .red), countCell(group.count),
+      TextTable.Cell(group.message.isEmpty ? "-" : printable(group.message)),
+    ])
+  }
+  return section("FAILED REQUESTS", table, width: width, style, more: groups.count - tableRows, "kinds of failure")
 }
 
 private func failureSection(_ summary: TransactionSummary, width: Int, _ style: TerminalStyle) -> [String] {

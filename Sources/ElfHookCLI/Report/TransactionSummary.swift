@@ -50,6 +50,8 @@ struct TransactionSummary {
   private(set) var firstHTTPError: String?
   /// DNS and connection failures, grouped by call and code.
   private(set) var failures: [FailureGroup.Key: FailureGroup] = [:]
+  /// Failed requests, grouped by endpoint and status.
+  private(set) var requestFailures = RequestFailures()
   private(set) var slowest: SlowestRequests
   private(set) var records = 0
   /// The http records counted from their ring slot's numbers, not decoded (``add(slotsFrom:)``).
@@ -120,6 +122,7 @@ struct TransactionSummary {
       if lastRequest?.repeats(http) == true {
         countInPlace(http)
         repeats.add(http)
+        if http.isFailure, let row = lastRequest?.endpointRow { addFailure(of: slot, endpointRow: row) }
         if repeats.isFull { addPendingRepeats() }
         return
       }
@@ -128,6 +131,7 @@ struct TransactionSummary {
         requests.add(http)
         hostStats.update(at: rows.host) { $0.add(http) }
         endpointStats.update(at: rows.endpoint) { $0.add(http) }
+        if http.isFailure { addFailure(of: slot, endpointRow: rows.endpoint) }
         return
       }
     }
@@ -137,6 +141,13 @@ struct TransactionSummary {
     lastRequest?.capture(http)
     if let host = lastRequest?.hostRow, let endpoint = lastRequest?.endpointRow {
       routes.remember(http, host: host, endpoint: endpoint)
+    }
+  }
+
+  /// The failed request in `slot`, decoded: failures are rare, and their message is in the text.
+  private mutating func addFailure(of slot: RecordSlot, endpointRow: Int) {
+    slot.withTransaction { transaction in
+      if case .http(let http) = transaction { requestFailures.add(http, endpointRow: endpointRow) }
     }
   }
 
@@ -171,8 +182,12 @@ struct TransactionSummary {
     }
     hostStats.update(at: rows.host) { $0.add(http) }
     endpointStats.update(at: rows.endpoint) { $0.add(http) }
+    if http.isFailure { requestFailures.add(http, endpointRow: rows.endpoint) }
     slowest.add(http)
   }
+
+  /// The endpoint in row `row` of the endpoint table.
+  func endpoint(at row: Int) -> EndpointKey { endpointStats.key(at: row) }
 
   /// Where the request's host and endpoint are counted, their rows made when new.
   private mutating func rows(of http: HTTPRecord) -> (host: Int, endpoint: Int) {
