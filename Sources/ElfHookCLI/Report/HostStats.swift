@@ -20,8 +20,8 @@ struct HostStats {
     http.add(request)
   }
 
-  mutating func add(_ request: HTTPRecordView) {
-    http.add(request)
+  mutating func add(_ request: HTTPRecordView, failed: Bool) {
+    http.add(request, failed: failed)
   }
 
   mutating func add(_ repeats: PendingRepeats) {

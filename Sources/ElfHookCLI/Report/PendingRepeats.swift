@@ -22,11 +22,11 @@ struct PendingRepeats {
 
   var isFull: Bool { count == Self.capacity }
 
-  /// Counts one repeat; `durationMs` is finite, as a slot's always is.
-  mutating func add(_ http: HTTPRecordView) {
+  /// Counts one repeat (`failed`: its `isFailure`); `durationMs` is finite, as a slot's always is.
+  mutating func add(_ http: HTTPRecordView, failed: Bool) {
     durations[count] = Float(http.durationMs)
     count += 1
-    if http.isFailure { errors += 1 }
+    if failed { errors += 1 }
     bytesSent += http.requestBytes
     bytesReceived += http.responseBytes
     maximumMs = max(maximumMs, http.durationMs)

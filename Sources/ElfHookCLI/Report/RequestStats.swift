@@ -15,9 +15,10 @@ struct RequestStats {
     add(failed: http.isFailure, sent: http.requestBytes, received: http.responseBytes, durationMs: http.durationMs)
   }
 
-  /// Counts the record in a ring slot as ``add(_:)-(HTTPRecord)`` counts it decoded.
-  mutating func add(_ http: HTTPRecordView) {
-    add(failed: http.isFailure, sent: http.requestBytes, received: http.responseBytes, durationMs: http.durationMs)
+  /// Counts the record in a ring slot as ``add(_:)-(HTTPRecord)`` counts it decoded; `failed` is
+  /// its `isFailure`, asked once for every group it is counted in.
+  mutating func add(_ http: HTTPRecordView, failed: Bool) {
+    add(failed: failed, sent: http.requestBytes, received: http.responseBytes, durationMs: http.durationMs)
   }
 
   private mutating func add(failed: Bool, sent: UInt64, received: UInt64, durationMs: Double) {

@@ -121,17 +121,19 @@ struct TransactionSummary {
     if !slowest.keeps(durationMs: http.durationMs) {
       if lastRequest?.repeats(http) == true {
         countInPlace(http)
-        repeats.add(http)
-        if http.isFailure, let row = lastRequest?.endpointRow { addFailure(of: slot, endpointRow: row) }
+        let failed = http.isFailure
+        repeats.add(http, failed: failed)
+        if failed, let row = lastRequest?.endpointRow { addFailure(of: slot, endpointRow: row) }
         if repeats.isFull { addPendingRepeats() }
         return
       }
       if let rows = routes.rows(of: http) {
         countInPlace(http)
-        requests.add(http)
-        hostStats.update(at: rows.host) { $0.add(http) }
-        endpointStats.update(at: rows.endpoint) { $0.add(http) }
-        if http.isFailure { addFailure(of: slot, endpointRow: rows.endpoint) }
+        let failed = http.isFailure
+        requests.add(http, failed: failed)
+        hostStats.update(at: rows.host) { $0.add(http, failed: failed) }
+        endpointStats.update(at: rows.endpoint) { $0.add(http, failed: failed) }
+        if failed { addFailure(of: slot, endpointRow: rows.endpoint) }
         return
       }
     }
