@@ -1,6 +1,6 @@
 /// A compact view for a screen that is redrawn every second while `elfhook run --live` watches a
-/// process: one line of totals, then the busiest hosts. At most 12 lines, each at most `width`
-/// columns, without colors (the caller owns the screen).
+/// process: one line of totals, the busiest hosts, and the commonest kind of failed request. At
+/// most 12 lines, each at most `width` columns, without colors (the caller owns the screen).
 ///
 /// - Parameters:
 ///   - summary: The records so far.
@@ -36,6 +36,13 @@ func renderLiveView(_ summary: TransactionSummary, elapsedSeconds: Double, width
   }
   lines += table.lines(width: width, style: TerminalStyle(color: false))
   if hosts.count > hostRows { lines.append("  … \(Units.count(hosts.count - hostRows)) more hosts") }
+  if let failure = summary.requestFailures.commonest.first {
+    let message = failure.message.isEmpty ? "" : ": " + failure.message
+    lines.append(
+      printable(
+        "  most failed: \(summary.endpoint(at: failure.key.endpointRow)) \(failure.key.status) "
+          + "×\(Units.count(failure.count))\(message)"))
+  }
   return lines.map { fit($0, width) }
 }
 
