@@ -71,7 +71,7 @@ struct HTMLReportTests {
     let card = #"<div class="label">TLS not read</div><div class="value">2</div>"#
     let undecoded = HTMLReport.render([connection(1, tlsBytes: nil), connection(2, tlsBytes: nil)], title: "tls")
     #expect(undecoded.contains(card))
-    #expect(undecoded.contains("a library elfhook does not hook (Java, rustls, a stripped static OpenSSL…): their HTTP is not seen"))
+    #expect(undecoded.contains("a library, or a way into one, elfhook does not hook (Java, rustls, a stripped static OpenSSL, OpenSSL&#39;s SSL BIO…): their HTTP is not seen"))
     let decoded = HTMLReport.render([connection(1, tlsBytes: 100), connection(2, tlsBytes: 100)], title: "tls")
     #expect(!decoded.contains("TLS not read"))
     #expect(!decoded.contains("HTTP read part way"))

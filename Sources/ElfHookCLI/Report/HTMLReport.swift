@@ -131,7 +131,8 @@ enum HTMLReport {
       cards.append(
         (
           "TLS not read", Units.count(summary.undecodedTLSConnections),
-          "a library elfhook does not hook (Java, rustls, a stripped static OpenSSL…): their HTTP is not seen", false, true
+          "a library, or a way into one, elfhook does not hook (Java, rustls, a stripped static OpenSSL, "
+            + "OpenSSL's SSL BIO…): their HTTP is not seen", false, true
         ))
     }
     if summary.unreadHTTPConnections > 0 {

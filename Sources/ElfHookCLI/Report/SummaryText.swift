@@ -20,8 +20,8 @@ func renderSummary(_ summary: TransactionSummary, width: Int, color: Bool) -> St
   if summary.undecodedTLSConnections > 0 {
     lines.append(
       style.paint(
-        "\(plural(summary.undecodedTLSConnections, "connection")) used TLS that elfhook cannot read (its library "
-          + "is none elfhook hooks: Java, rustls, a stripped static OpenSSL…): their TLS version and bytes are counted, "
+        "\(plural(summary.undecodedTLSConnections, "connection")) used TLS that elfhook cannot read (Java's, rustls, "
+          + "a stripped static OpenSSL, OpenSSL's SSL BIO…: docs/limits.md): their TLS version and bytes are counted, "
           + "their HTTP is not.",
         .yellow))
   }
