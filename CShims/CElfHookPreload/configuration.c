@@ -137,6 +137,9 @@ elfhook_configuration_status elfhook_read_configuration(elfhook_preload_configur
   const char *run = getenv("ELFHOOK_RUN");
   configuration->run_owned = is_set(run) && strcmp(run, "1") == 0;
   if (elfhook_run_is_over(configuration)) return ELFHOOK_DISABLED;
-  if (!check_output_directory(configuration->output, problem, size)) return ELFHOOK_INVALID;
+  if (!check_output_directory(configuration->output, problem, size)) {
+    /* The run may have ended, and removed its directory, since the look above. */
+    return elfhook_run_is_over(configuration) ? ELFHOOK_DISABLED : ELFHOOK_INVALID;
+  }
   return ELFHOOK_CONFIGURED;
 }
