@@ -199,6 +199,7 @@ struct SummaryFromSlotsTests {
     var error = a
     error.status = 503
     add(error, countedInPlace: true)  // a 5xx is an error, counted from the status alone
+    add(error, countedInPlace: true)  // and its failure group, known now, from the slot's numbers
     var unanswered = a
     unanswered.status = 0
     add(unanswered, countedInPlace: true)

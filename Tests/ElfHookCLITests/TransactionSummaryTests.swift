@@ -328,7 +328,7 @@ struct TransactionSummaryTests {
     ]
     let summary = summary(of: transactions)
     let groups = summary.requestFailures.commonest.map {
-      (summary.endpoint(at: $0.key.endpointRow).description, $0.key.status, $0.count, $0.message)
+      (summary.endpoint(at: $0.key.endpointRow).description, $0.key.statusText, $0.count, $0.message)
     }
     let expected = [
       ("POST svc:50051/api/items", "503", 3, ""),

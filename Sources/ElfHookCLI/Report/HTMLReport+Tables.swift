@@ -64,7 +64,7 @@ extension HTMLReport {
       return [
         htmlEscaped(endpoint.method),
         "<span class=\"host\">\(htmlEscaped(endpoint.host.description))</span>\(htmlEscaped(endpoint.path))",
-        "<span class=\"bad\">\(htmlEscaped(group.key.status))</span>", Units.count(group.count),
+        "<span class=\"bad\">\(htmlEscaped(group.key.statusText))</span>", Units.count(group.count),
         htmlEscaped(group.message.isEmpty ? "-" : group.message),
       ]
     }

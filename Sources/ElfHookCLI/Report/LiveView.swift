@@ -40,7 +40,7 @@ func renderLiveView(_ summary: TransactionSummary, elapsedSeconds: Double, width
     let message = failure.message.isEmpty ? "" : ": " + failure.message
     lines.append(
       printable(
-        "  most failed: \(summary.endpoint(at: failure.key.endpointRow)) \(failure.key.status) "
+        "  most failed: \(summary.endpoint(at: failure.key.endpointRow)) \(failure.key.statusText) "
           + "×\(Units.count(failure.count))\(message)"))
   }
   return lines.map { fit($0, width) }

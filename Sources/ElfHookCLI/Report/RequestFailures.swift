@@ -2,14 +2,18 @@ import NetMonitor
 
 /// The failed requests (``HTTPRecord/isFailure``: a 5xx, no response or one cut short, a gRPC
 /// status but OK), grouped by endpoint and status, each group with the first failure's message:
-/// what a reader of `4 errors` asks next. Failures are few beside the requests, so the summary
-/// decodes each one even where it counts the others in their ring slots.
+/// what a reader of `4 errors` asks next. A group is keyed by numbers a ring slot holds, so that a
+/// failure counted in its slot is decoded only when it is its group's first (for the message).
 struct RequestFailures {
   struct Key: Hashable {
     /// The endpoint's row in the summary's endpoint table.
     var endpointRow: Int
-    /// As the summary shows a status: `503`, `NOT_FOUND`, `-` for no response.
-    var status: String
+    var status: Int?
+    var grpcStatus: Int?
+
+    /// As the summary shows a status: a gRPC call's by name (`NOT_FOUND`), else the HTTP status;
+    /// `-` when no response came.
+    var statusText: String { grpcStatus.map(GRPCCall.statusName) ?? status.map(String.init) ?? "-" }
   }
 
   struct Group {
@@ -22,20 +26,24 @@ struct RequestFailures {
   private(set) var groups: [Key: Group] = [:]
 
   mutating func add(_ http: HTTPRecord, endpointRow: Int) {
-    let key = Key(endpointRow: endpointRow, status: Self.status(of: http))
+    let key = Key(endpointRow: endpointRow, status: http.status, grpcStatus: http.grpcStatus)
     groups[key, default: Group(key: key, message: Self.message(of: http))].count += 1
+  }
+
+  /// Counts the failure in a ring slot when its group has one already; false when it would be the
+  /// group's first, which ``add(_:endpointRow:)`` must count from the decoded record.
+  mutating func countIfKnown(_ http: HTTPRecordView, endpointRow: Int) -> Bool {
+    let key = Key(endpointRow: endpointRow, status: http.status, grpcStatus: http.grpcStatus)
+    guard groups[key] != nil else { return false }
+    groups[key]!.count += 1
+    return true
   }
 
   /// The groups with the most failures first (then by endpoint and status, for a stable order).
   var commonest: [Group] {
     groups.values.sorted {
-      ($0.count, $1.key.endpointRow, $1.key.status) > ($1.count, $0.key.endpointRow, $0.key.status)
+      ($0.count, $1.key.endpointRow, $1.key.statusText) > ($1.count, $0.key.endpointRow, $0.key.statusText)
     }
-  }
-
-  /// A gRPC call's status by name, else the HTTP status; `-` when no response came.
-  static func status(of http: HTTPRecord) -> String {
-    http.grpcStatus.map(GRPCCall.statusName) ?? http.status.map(String.init) ?? "-"
   }
 
   private static func message(of http: HTTPRecord) -> String {

@@ -139,7 +139,7 @@ private func requestFailureSection(_ summary: TransactionSummary, width: Int, _ 
   for group in groups.prefix(tableRows) {
     table.append([
       TextTable.Cell(printable(summary.endpoint(at: group.key.endpointRow).description)),
-      TextTable.Cell(printable(group.key.status), .red), countCell(group.count),
+      TextTable.Cell(printable(group.key.statusText), .red), countCell(group.count),
       TextTable.Cell(group.message.isEmpty ? "-" : printable(group.message)),
     ])
   }

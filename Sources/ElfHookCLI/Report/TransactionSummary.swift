@@ -146,8 +146,10 @@ struct TransactionSummary {
     }
   }
 
-  /// The failed request in `slot`, decoded: failures are rare, and their message is in the text.
+  /// The failed request in `slot`: counted in its group, decoded only when it is the group's first
+  /// (its message is in the text).
   private mutating func addFailure(of slot: RecordSlot, endpointRow: Int) {
+    if let http = slot.http, requestFailures.countIfKnown(http, endpointRow: endpointRow) { return }
     slot.withTransaction { transaction in
       if case .http(let http) = transaction { requestFailures.add(http, endpointRow: endpointRow) }
     }
