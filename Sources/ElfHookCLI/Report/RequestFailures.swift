@@ -11,9 +11,8 @@ struct RequestFailures {
     var status: Int?
     var grpcStatus: Int?
 
-    /// As the summary shows a status: a gRPC call's by name (`NOT_FOUND`), else the HTTP status;
-    /// `-` when no response came.
-    var statusText: String { grpcStatus.map(GRPCCall.statusName) ?? status.map(String.init) ?? "-" }
+    /// As the summary shows a status (``HTTPRecord/statusText``).
+    var statusText: String { HTTPRecord.statusText(status: status, grpcStatus: grpcStatus) }
   }
 
   struct Group {

@@ -52,6 +52,14 @@ extension HTTPRecord {
   static func isFailure(status: Int?, responseComplete: Bool?, grpcStatus: Int? = nil) -> Bool {
     responseComplete == false || (status.map { $0 >= 500 } ?? true) || (grpcStatus.map { $0 != 0 } ?? false)
   }
+
+  /// The status as the reports show it: a gRPC call's by name (`NOT_FOUND`), else the HTTP status;
+  /// `-` when no response came.
+  var statusText: String { Self.statusText(status: status, grpcStatus: grpcStatus) }
+
+  static func statusText(status: Int?, grpcStatus: Int?) -> String {
+    grpcStatus.map(GRPCCall.statusName) ?? status.map(String.init) ?? "-"
+  }
 }
 
 extension HTTPRecordView {

@@ -198,8 +198,7 @@ func requestLabel(_ http: HTTPRecord) -> String {
 /// The status, red for a failure (5xx, or `-` when no response came); a gRPC call's own status
 /// by name (`OK`, `NOT_FOUND`).
 func statusCell(_ http: HTTPRecord) -> TextTable.Cell {
-  let text = http.grpcStatus.map(GRPCCall.statusName) ?? http.status.map(String.init) ?? "-"
-  return TextTable.Cell(text, http.isFailure ? .red : nil)
+  TextTable.Cell(http.statusText, http.isFailure ? .red : nil)
 }
 
 private func quantileCells(_ durations: DurationSamples) -> [TextTable.Cell] {
