@@ -118,13 +118,14 @@ static void clear_table(ch2_stream_table *table) {
   memset(table->stream_map, 0, sizeof table->stream_map);
 }
 
-/* The place of a borrowed table that holds stream `id` (open or recorded), and that table; NULL
- * when none does. */
-static uint64_t *borrowed_place(ch2_connection *connection, uint32_t id, ch2_stream_table **table) {
+/* The place of a borrowed table that holds stream `id` (open or recorded), that table, and what
+ * the place held; NULL when none does. */
+static uint64_t *borrowed_place(ch2_connection *connection, uint32_t id, ch2_stream_table **table, uint64_t *entry) {
   uint32_t count = __atomic_load_n(&connection->borrowed_count, __ATOMIC_ACQUIRE), place = ch2_stream_place(id);
   for (uint32_t i = 0; i < count; i++) {
     uint64_t *at = &connection->borrowed[i]->stream_map[place];
-    if (entry_id(__atomic_load_n(at, __ATOMIC_ACQUIRE)) == id) {
+    *entry = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+    if (entry_id(*entry) == id) {
       *table = connection->borrowed[i];
       return at;
     }
@@ -132,12 +133,17 @@ static uint64_t *borrowed_place(ch2_connection *connection, uint32_t id, ch2_str
   return NULL;
 }
 
+/* The slot of `table` that `entry`, a place holding its stream, names; NULL when that stream was
+ * recorded. */
+static inline ch2_stream *held_slot(ch2_stream_table *table, uint64_t entry) {
+  return entry_slot(entry) == CH2_NO_SLOT ? NULL : &table->streams[entry_slot(entry)];
+}
+
 /* See chttp2.h. */
 ch2_stream *ch2_stream_find_borrowed(ch2_connection *connection, uint32_t id) {
   ch2_stream_table *table;
-  uint64_t *at = borrowed_place(connection, id, &table);
-  uint64_t entry = at ? __atomic_load_n(at, __ATOMIC_ACQUIRE) : 0;
-  return at && entry_id(entry) == id && entry_slot(entry) != CH2_NO_SLOT ? &table->streams[entry_slot(entry)] : NULL;
+  uint64_t entry;
+  return borrowed_place(connection, id, &table, &entry) ? held_slot(table, entry) : NULL;
 }
 
 /* Opening a stream at a place of one table. */
@@ -152,7 +158,7 @@ static place_outcome open_at(ch2_stream_table *table, uint64_t *place, uint32_t 
   for (;;) {
     uint32_t slot = entry_slot(entry);
     if (entry_id(entry) == id) {
-      *stream = slot == CH2_NO_SLOT ? NULL : &table->streams[slot];
+      *stream = held_slot(table, entry);
       return OPENED;
     }
     if (holds_newer(entry, id)) return STALE;
@@ -198,11 +204,8 @@ static void unlock_spills(ch2_connection *connection) { __atomic_store_n(&connec
  * from the older stream there. Under the lock. */
 static ch2_stream *open_spilled_locked(ch2_connection *connection, uint32_t id) {
   ch2_stream_table *table;
-  uint64_t *at = borrowed_place(connection, id, &table);
-  if (at) {
-    uint64_t entry = __atomic_load_n(at, __ATOMIC_ACQUIRE);
-    return entry_slot(entry) == CH2_NO_SLOT ? NULL : &table->streams[entry_slot(entry)];
-  }
+  uint64_t entry;
+  if (borrowed_place(connection, id, &table, &entry)) return held_slot(table, entry);
   uint32_t place = ch2_stream_place(id);
   uint64_t *own = &connection->table.stream_map[place];
   ch2_stream *stream = NULL;
@@ -229,7 +232,7 @@ static ch2_stream *open_spilled_locked(ch2_connection *connection, uint32_t id) 
     return &table->streams[slot];
   }
   /* Nowhere to go: the older stream at the own table's place is given up for this one. */
-  uint64_t entry = __atomic_load_n(own, __ATOMIC_ACQUIRE);
+  entry = __atomic_load_n(own, __ATOMIC_ACQUIRE);
   while (!is_free(entry)) {
     if (__atomic_compare_exchange_n(own, &entry, place_entry(id, entry_slot(entry), CH2_PLACE_SPILLED), 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -258,7 +261,7 @@ ch2_stream *ch2_stream_open(ch2_connection *connection, uint32_t id) {
   uint64_t entry = __atomic_load_n(place, __ATOMIC_ACQUIRE);
   for (;;) {
     uint32_t slot = entry_slot(entry);
-    if (entry_id(entry) == id) return slot == CH2_NO_SLOT ? NULL : &own->streams[slot];
+    if (entry_id(entry) == id) return held_slot(own, entry);
     if (entry & CH2_PLACE_SPILLED) return open_spilled(connection, id);
     if (holds_newer(entry, id)) return NULL; /* older than the place's stream */
     int taken = is_free(entry);
@@ -295,8 +298,7 @@ void ch2_stream_release(ch2_connection *connection, uint32_t id) {
     release_at(&connection->table, place, entry, id);
   } else if (entry & CH2_PLACE_SPILLED) {
     ch2_stream_table *table;
-    if ((place = borrowed_place(connection, id, &table)))
-      release_at(table, place, __atomic_load_n(place, __ATOMIC_ACQUIRE), id);
+    if ((place = borrowed_place(connection, id, &table, &entry))) release_at(table, place, entry, id);
   }
 }
 
