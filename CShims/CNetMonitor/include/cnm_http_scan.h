@@ -56,6 +56,12 @@ static inline size_t cnm_name_bytes_end(const uint8_t *base, size_t from, size_t
     }
     return count;
   }
+  /* Fewer than 16 bytes left (a head's last line): the vector that ends at `count`, its bytes
+   * before `from` shifted out, when there are 16 bytes. */
+  if (count >= 16 && from < count) {
+    unsigned misses = cnm_name_misses(_mm_loadu_si128((const __m128i *)(base + count - 16))) >> (16 - (count - from));
+    return misses ? from + (size_t)__builtin_ctz(misses) : count;
+  }
 #endif
   while (index < count && cnm_is_name_byte(base[index])) index++;
   return index;
@@ -75,6 +81,10 @@ static inline size_t cnm_text_end(const uint8_t *base, size_t from, size_t count
       return misses ? count - 16 + (size_t)__builtin_ctz(misses) : count;
     }
     return count;
+  }
+  if (count >= 16 && from < count) { /* as cnm_name_bytes_end's last bytes */
+    unsigned misses = cnm_text_misses(_mm_loadu_si128((const __m128i *)(base + count - 16)), limit) >> (16 - (count - from));
+    return misses ? from + (size_t)__builtin_ctz(misses) : count;
   }
 #endif
   while (index < count && base[index] >= limit && base[index] != 0x7F) index++;
