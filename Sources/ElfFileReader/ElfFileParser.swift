@@ -21,6 +21,7 @@ struct ElfFileParser {
   var fileSize: UInt64 = 0
   var header: ElfFile.Header
   var segments: [ElfFile.Segment] = []
+  var notes: [ElfFile.Note] = []
   var sections: [ElfFile.Section] = []
   var dynamicSymbols: [ElfFile.Symbol] = []
   var relocations: [ElfFile.Relocation] = []
@@ -95,6 +96,7 @@ struct ElfFileParser {
     var parser = ElfFileParser(path: path, elf: elf, header: header)
     parser.fileSize = size
     try parser.readSegments()
+    parser.notes = parser.readNotes()
     if segmentsOnly { return parser }
     try parser.readSections()
     let versions = try parser.readVersions()

@@ -5,14 +5,21 @@
 public struct ElfProgramHeaders: Sendable {
   public let header: ElfFile.Header
   public let segments: [ElfFile.Segment]
+  /// The notes of its `PT_NOTE` segments.
+  public let notes: [ElfFile.Note]
 
   /// The file names a dynamic linker (`PT_INTERP`).
   public var hasInterpreter: Bool { segments.contains { $0.type == 3 } }
+
+  /// Go's linker made the file (it carries a `"Go"` note: Go's build ID). Such a program makes its
+  /// system calls itself, past the C library.
+  public var isGoProgram: Bool { notes.contains { $0.owner == "Go" } }
 
   /// - Throws: ``ElfFileError``, as ``ElfFile/init(path:)`` for the header and program headers.
   public init(path: String) throws(ElfFileError) {
     let parsed = try ElfFileParser.parse(path: path, segmentsOnly: true)
     header = parsed.header
     segments = parsed.segments
+    notes = parsed.notes
   }
 }

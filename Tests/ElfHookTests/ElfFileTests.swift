@@ -198,6 +198,26 @@ struct ElfFileTests {
     #expect(throws: ElfFileError.notELF(path: text)) { try ElfProgramHeaders(path: text) }
   }
 
+  @Test("notes of the PT_NOTE segments: a C program's build ID; Go's note marks a Go program, static or not")
+  func notes() throws {
+    let directory = try Support.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let plain = try ElfProgramHeaders(
+      path: Support.compile(
+        "int main(void) { return 0; }", named: "plain.c", in: directory, output: "plain", flags: ["-Wl,--build-id"]))
+    #expect(plain.notes.contains { $0.owner == "GNU" && $0.type == 3 })
+    #expect(!plain.isGoProgram)
+    let source = try String(
+      contentsOf: Support.packageRoot.appendingPathComponent("Tests/Fixtures/go_note.c"), encoding: .utf8)
+    for flags in [[], ["-static"]] {
+      let program = try Support.compile(source, named: "go_note.c", in: directory, output: "go\(flags.count)", flags: flags)
+      let headers = try ElfProgramHeaders(path: program)
+      #expect(headers.isGoProgram, "\(flags)")
+      #expect(headers.notes.contains { $0.owner == "Go" && $0.type == 4 }, "\(flags)")
+      #expect(headers.hasInterpreter == flags.isEmpty)
+    }
+  }
+
   @Test("symbol versions of a compiled fixture (definitions and requirements)")
   func versionedFixture() throws {
     let fixture = try Support.versionedFixture(exeFlags: ["-Wl,-z,now", "-Wl,-z,relro"])

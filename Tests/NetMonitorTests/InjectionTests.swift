@@ -632,6 +632,25 @@ struct InjectionTests {
     #expect(run.stderr.contains("runs unmonitored"))
   }
 
+  @Test("a Go program runs monitored, with one line saying its connections are not seen; a static one unmonitored")
+  func goProgram() throws {
+    let (elfhook, _) = try Self.products()
+    let scratch = try TemporaryDirectory("injection")
+    defer { scratch.remove() }
+    let source = try String(
+      contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Tests/Fixtures/go_note.c"), encoding: .utf8)
+    let dynamic = try ProgramRun.run([elfhook, "run", "--", try Self.compile(source, named: "go-like", in: scratch).path])
+    #expect(dynamic.status == 3)
+    #expect(dynamic.stdout == Data("go-like hello\n".utf8))
+    #expect(dynamic.stderr.contains("is a Go program: Go makes its system calls itself"))
+    #expect(!dynamic.stderr.contains("runs unmonitored"))
+    let binary = try Self.compile(source, named: "go-like-static", in: scratch, flags: ["-static"])
+    let fixed = try ProgramRun.run([elfhook, "run", "--", binary.path])
+    #expect(fixed.status == 3)
+    #expect(fixed.stderr.contains("is a statically linked Go program"))
+    #expect(fixed.stderr.contains("runs unmonitored"))
+  }
+
   @Test("--output refuses a symbolic link and another user's file, before running anything")
   func outputFileSafety() throws {
     let (elfhook, _) = try Self.products()

@@ -30,7 +30,9 @@ struct RunCommand: ParsableCommand {
       process killed with SIGKILL loses none.
 
       Statically linked and set-user-ID programs cannot be injected; they still run, with one line \
-      saying so. ELFHOOK_DISABLE=1 in the environment runs COMMAND with the library loaded but idle.
+      saying so. Nor are a Go program's connections seen (Go makes its system calls itself, not \
+      through the C library): one line says that too. ELFHOOK_DISABLE=1 in the environment runs \
+      COMMAND with the library loaded but idle.
 
       Examples:
         elfhook run -- curl -s https://example.org/

@@ -40,8 +40,10 @@ struct RunOptions: Equatable {
     environment["ELFHOOK_OUTPUT"] = collector.outputPattern
     // The directory is the run's: once it is removed, processes the command left say nothing.
     environment["ELFHOOK_RUN"] = "1"
-    if let reason = CommandPreflight.unmonitoredReason(command: arguments[0], environment: environment) {
-      Terminal.say("\(reason); it runs unmonitored")
+    switch CommandPreflight.finding(command: arguments[0], environment: environment) {
+    case .unmonitored(let reason): Terminal.say("\(reason); it runs unmonitored")
+    case .partlySeen(let limit): Terminal.say(limit)
+    case nil: break
     }
 
     // The processes the command leaves running become elfhook's children when their parent exits:
