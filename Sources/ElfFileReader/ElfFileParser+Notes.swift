@@ -1,16 +1,5 @@
 import CLibElf
 
-extension ElfFile {
-  /// One note of a `PT_NOTE` segment: who wrote it and its type. `"GNU"` 3 is the build ID; `"Go"`
-  /// notes (its build ID, type 4) mark a program Go's linker made.
-  public struct Note: Hashable, Sendable {
-    /// The owner's name, without its NUL (`n_namesz` bytes).
-    public let owner: String
-    /// `n_type`.
-    public let type: UInt32
-  }
-}
-
 extension ElfFileParser {
   /// The notes of every `PT_NOTE` segment, in file order; at most `maxNotes`. A segment libelf cannot
   /// read is passed over, and a note that runs past its segment ends it: what notes say is a hint,
@@ -39,5 +28,6 @@ extension ElfFileParser {
     return notes
   }
 
+  /// Notes read at most: what they are asked for is a hint found in the first few.
   static let maxNotes = 64
 }

@@ -46,6 +46,15 @@ extension ElfFile {
     }
   }
 
+  /// One note of a `PT_NOTE` segment: who wrote it and its type. `"GNU"` 3 is the build ID; a `"Go"`
+  /// note (type 4: its build ID) marks a program Go's linker made.
+  public struct Note: Hashable, Sendable {
+    /// The owner's name, without its NUL (`n_namesz` bytes).
+    public let owner: String
+    /// `n_type`.
+    public let type: UInt32
+  }
+
   /// One section header (`Elf64_Shdr`) with its name.
   public struct Section: Hashable, Sendable {
     /// The index in the section header table.

@@ -4,7 +4,9 @@
  * allocation, no global state. SSE2 (every x86_64); elsewhere the same answers a byte at a time.
  *
  * Every function returns an index in [from, count]: the first byte at or after `from` that is not
- * in the run, or `count` when all are. Bytes at and after `count` are never read. */
+ * in the run, or `count` when all are. `base` is where the buffer begins: bytes before `from` may
+ * be read (a run's last bytes, in the vector that ends at `count`), those at and after `count`
+ * never. */
 #ifndef CNM_HTTP_SCAN_H
 #define CNM_HTTP_SCAN_H
 

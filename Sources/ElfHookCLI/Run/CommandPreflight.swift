@@ -3,7 +3,7 @@ import Foundation
 
 /// What the monitor will not see of a command, said before it runs: LD_PRELOAD reaches only
 /// dynamically linked programs that the dynamic linker lets preload (not set-user-ID ones), and
-/// the hooks only calls into the C library (not a Go program's own system calls).
+/// the hooks see only calls into the C library (not a Go program's own system calls).
 enum CommandPreflight {
   enum Finding: Equatable {
     /// The command runs unmonitored, for the reason the sentence gives.
