@@ -96,8 +96,10 @@ struct ElfFileParser {
     var parser = ElfFileParser(path: path, elf: elf, header: header)
     parser.fileSize = size
     try parser.readSegments()
-    parser.notes = parser.readNotes()
-    if segmentsOnly { return parser }
+    if segmentsOnly {
+      parser.notes = parser.readNotes()  // what ElfProgramHeaders asks of a command; ElfFile has no use for them
+      return parser
+    }
     try parser.readSections()
     let versions = try parser.readVersions()
     try parser.readDynamicSymbols(versions: versions)

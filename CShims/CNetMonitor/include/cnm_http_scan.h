@@ -45,24 +45,18 @@ static inline unsigned cnm_text_misses(__m128i bytes, uint8_t limit) {
 static inline size_t cnm_name_bytes_end(const uint8_t *base, size_t from, size_t count) {
   size_t index = from;
 #if defined(__SSE2__)
-  if (count - from >= 16) {
+  if (count >= 16) {
     for (; index + 16 <= count; index += 16) {
       unsigned misses = cnm_name_misses(_mm_loadu_si128((const __m128i *)(base + index)));
       if (misses) return index + (size_t)__builtin_ctz(misses);
     }
-    /* The last bytes, in a vector that ends at `count`: the bytes it shares with the one before
-     * are in the run, so its first miss is the run's end. */
+    /* The last bytes, fewer than 16 (a head's last line, or what the vectors before left): in the
+     * vector that ends at `count`, its bytes before `index` shifted out. */
     if (index < count) {
-      unsigned misses = cnm_name_misses(_mm_loadu_si128((const __m128i *)(base + count - 16)));
-      return misses ? count - 16 + (size_t)__builtin_ctz(misses) : count;
+      unsigned misses = cnm_name_misses(_mm_loadu_si128((const __m128i *)(base + count - 16))) >> (16 - (count - index));
+      return misses ? index + (size_t)__builtin_ctz(misses) : count;
     }
     return count;
-  }
-  /* Fewer than 16 bytes left (a head's last line): the vector that ends at `count`, its bytes
-   * before `from` shifted out, when there are 16 bytes. */
-  if (count >= 16 && from < count) {
-    unsigned misses = cnm_name_misses(_mm_loadu_si128((const __m128i *)(base + count - 16))) >> (16 - (count - from));
-    return misses ? from + (size_t)__builtin_ctz(misses) : count;
   }
 #endif
   while (index < count && cnm_is_name_byte(base[index])) index++;
@@ -73,20 +67,17 @@ static inline size_t cnm_name_bytes_end(const uint8_t *base, size_t from, size_t
 static inline size_t cnm_text_end(const uint8_t *base, size_t from, size_t count, uint8_t limit) {
   size_t index = from;
 #if defined(__SSE2__)
-  if (count - from >= 16) {
+  if (count >= 16) {
     for (; index + 16 <= count; index += 16) {
       unsigned misses = cnm_text_misses(_mm_loadu_si128((const __m128i *)(base + index)), limit);
       if (misses) return index + (size_t)__builtin_ctz(misses);
     }
-    if (index < count) {
-      unsigned misses = cnm_text_misses(_mm_loadu_si128((const __m128i *)(base + count - 16)), limit);
-      return misses ? count - 16 + (size_t)__builtin_ctz(misses) : count;
+    if (index < count) { /* as cnm_name_bytes_end's last bytes */
+      unsigned misses =
+          cnm_text_misses(_mm_loadu_si128((const __m128i *)(base + count - 16)), limit) >> (16 - (count - index));
+      return misses ? index + (size_t)__builtin_ctz(misses) : count;
     }
     return count;
-  }
-  if (count >= 16 && from < count) { /* as cnm_name_bytes_end's last bytes */
-    unsigned misses = cnm_text_misses(_mm_loadu_si128((const __m128i *)(base + count - 16)), limit) >> (16 - (count - from));
-    return misses ? from + (size_t)__builtin_ctz(misses) : count;
   }
 #endif
   while (index < count && base[index] >= limit && base[index] != 0x7F) index++;
