@@ -42,8 +42,12 @@ struct ExchangeLinesTests {
       MemoryLayout<RawRecord>.offset(of: \.core)! + ConnectionCore.reusedCopyStart,
       MemoryLayout<RawRecord>.offset(of: \.httpRequest)!,
     ]
-    for offset in written { #expect(record.contains(line(offset)), "record byte \(offset)") }
-    #expect(record.count == 3)  // an http record on a reused connection: three lines (RecordLayoutTests)
+    let text = MemoryLayout<RawRecord>.offset(of: \.httpRequest)! + MemoryLayout<HTTPHead>.offset(of: \.text)!
+    for offset in written + Array(stride(from: text, to: text + ExchangeLines.recordTextBytes, by: 8)) {
+      #expect(record.contains(line(offset)), "record byte \(offset)")
+    }
+    // An http record on a reused connection: three lines (RecordLayoutTests), and the text's next two.
+    #expect(record.count == 5)
   }
 
   @Test("a connection is exchanging from its first exchange on, and only tracked once a parser gives up")
