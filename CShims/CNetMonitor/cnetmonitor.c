@@ -142,6 +142,20 @@ void cnm_set_exchange_lines(const uint16_t *entry, uint32_t entry_count, const u
   cnm_exchange_lines.record_count = record_count;
 }
 
+static uint16_t stream_record_lines[CNM_PREFETCH_LINES_MAX];
+static uint32_t stream_record_line_count;
+
+void cnm_set_stream_record_lines(const uint16_t *lines, uint32_t count) {
+  if (count > CNM_PREFETCH_LINES_MAX) count = CNM_PREFETCH_LINES_MAX;
+  for (uint32_t i = 0; i < count; i++) stream_record_lines[i] = lines[i];
+  stream_record_line_count = count;
+}
+
+void cnm_prefetch_next_record(void) {
+  cnm_queue *records = cnm_records;
+  if (records) cnm_queue_prefetch_next(records, stream_record_lines, stream_record_line_count);
+}
+
 static void *map_zeroed(size_t count) {
   void *memory = mmap(NULL, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return memory == MAP_FAILED ? NULL : memory;

@@ -48,6 +48,11 @@ struct ExchangeLinesTests {
     }
     // An http record on a reused connection: three lines (RecordLayoutTests), and the text's next two.
     #expect(record.count == 5)
+    // An HTTP/2 stream's: those and its id's line.
+    let stream = ExchangeLines.streamRecordOffsets
+    #expect(stream.count <= Int(CNM_PREFETCH_LINES_MAX) && stream == stream.sorted())
+    #expect(Set(record).isSubset(of: stream) && stream.contains(line(MemoryLayout<RawRecord>.offset(of: \.streamID)!)))
+    #expect(stream.count == 6)
   }
 
   @Test("a connection is exchanging from its first exchange on, and only tracked once a parser gives up")

@@ -86,5 +86,6 @@ struct RawRecord {
     record.pointee.pid = cnm_current_pid()
     fill(record)
     cnm_queue_publish(queue, ticket)
+    cnm_prefetch_next_record()  // for the record that follows (ExchangeLines.streamRecordOffsets)
   }
 }
