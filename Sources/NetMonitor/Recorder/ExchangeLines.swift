@@ -62,11 +62,11 @@ enum ExchangeLines {
 
   /// Offsets of the lines an http record on a reused connection writes in its slot: the
   /// exchange's numbers, the connection's identity, the request head's numbers and its text's
-  /// first ``recordTextBytes`` (three lines for a short head, `RecordLayoutTests`; five here).
-  /// A line the record writes and no prefetch fetched costs the record's stores ~0.16 µs: they
-  /// wait for it, and so does the next instruction that needs them (nginx's own, often). Text past
-  /// the first line was not covered until 2026-11-30: nginx, every request different, 0.16 µs a
-  /// request of waiting (an `mfence` before the publish, in a test build), 0.03–0.04 with it.
+  /// first ``recordTextBytes`` (five lines; a short head's record writes the first three,
+  /// `RecordLayoutTests`). A line the record writes that no prefetch fetched makes its stores wait
+  /// ~0.16 µs, and the next instruction that needs them with them (often nginx's own): nginx with
+  /// every request different waited 0.16 µs a request with the text's first line alone covered,
+  /// 0.04 with these (BENCHMARKS.md, "Where the cost is, on a server").
   static var recordOffsets: [Int] {
     var lines = LineSet()
     let core = MemoryLayout<RawRecord>.offset(of: \.core)!
