@@ -142,6 +142,23 @@ valgrind_libraries() {
 sample() { echo "$1 $2" >>"$samples"; }
 stats() { python3 "$root/Benchmarks/suite/stats.py" "$samples" "$@"; }
 
+# varied_site DIR: the varied workload's files (scripts/bench-traffic, bench-profile): 200 of
+# 0.5–8 KiB in DIR/v (sizes spread evenly, fixed), each modified a second apart, as on a site whose
+# files changed over time: every response's Last-Modified differs from the last one's. (Written in
+# one go, their times were one second or two, and whether consecutive responses' Last-Modified
+# lines matched was chance: ±135 instructions a request.) And a certificate for 127.0.0.1 in
+# $work/cert.pem and $work/key.pem.
+varied_site() {
+  mkdir -p "$1/v"
+  local i
+  for i in $(seq 0 199); do
+    head -c $((512 + (i * 7680 / 199))) /dev/urandom >"$1/v/$(printf %03d "$i").bin"
+    touch -d "@$((1700000000 + i))" "$1/v/$(printf %03d "$i").bin"
+  done
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1 || fail "openssl could not make a certificate"
+}
+
 # A TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
